@@ -1,0 +1,33 @@
+import { initContract } from '@ts-rest/core';
+import { healthContract } from './routes/health.js';
+import { memoriesContract } from './routes/memories.js';
+import { searchContract } from './routes/search.js';
+import { ErrorEnvelope } from './schemas/common.js';
+
+const c = initContract();
+
+export const CONTRACT_VERSION = '1.0.0';
+
+/** The whole published REST interface. Every area is nested; errors share one envelope. */
+export const contract = c.router(
+  {
+    health: healthContract,
+    memories: memoriesContract,
+    search: searchContract,
+  },
+  {
+    strictStatusCodes: true,
+    commonResponses: {
+      400: ErrorEnvelope,
+      401: ErrorEnvelope,
+      403: ErrorEnvelope,
+      404: ErrorEnvelope,
+      413: ErrorEnvelope,
+      429: ErrorEnvelope,
+      500: ErrorEnvelope,
+      503: ErrorEnvelope,
+    },
+  },
+);
+
+export type Contract = typeof contract;

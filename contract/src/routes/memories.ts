@@ -1,0 +1,59 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import {
+  DeleteMemoryResponse,
+  ListMemoriesQuery,
+  ListMemoriesResponse,
+  Memory,
+  MemoryIdParams,
+  MemoryInsertPayload,
+  MemoryInsertResponse,
+} from '../schemas/memories.js';
+import { TENANT } from './auth.js';
+
+const c = initContract();
+
+export const CreateMemoryHeaders = z.object({
+  /** `1` asks for heuristic email and phone hints in `safety.pii_hints`. */
+  'x-safety-pii-scan': z.string().optional(),
+});
+
+export const memoriesContract = c.router(
+  {
+    createMemory: {
+      method: 'POST',
+      path: '/memories',
+      headers: CreateMemoryHeaders,
+      body: MemoryInsertPayload,
+      responses: { 200: MemoryInsertResponse },
+      metadata: TENANT,
+      summary: 'Store a memory for an owner',
+    },
+    listMemories: {
+      method: 'GET',
+      path: '/memories',
+      query: ListMemoriesQuery,
+      responses: { 200: ListMemoriesResponse },
+      metadata: TENANT,
+      summary: 'List memories, newest first',
+    },
+    getMemory: {
+      method: 'GET',
+      path: '/memories/:id',
+      pathParams: MemoryIdParams,
+      responses: { 200: Memory },
+      metadata: TENANT,
+      summary: 'Read one memory',
+    },
+    deleteMemory: {
+      method: 'DELETE',
+      path: '/memories/:id',
+      pathParams: MemoryIdParams,
+      body: c.noBody(),
+      responses: { 200: DeleteMemoryResponse },
+      metadata: TENANT,
+      summary: 'Delete a memory with its chunks and links',
+    },
+  },
+  { pathPrefix: '/v1' },
+);

@@ -1,0 +1,48 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import {
+  ContextResponse,
+  FeedbackPayload,
+  FeedbackResponse,
+  SearchPayload,
+  SearchResponse,
+} from '../schemas/search.js';
+import { TENANT } from './auth.js';
+
+const c = initContract();
+
+export const SearchHeaders = z.object({
+  /** `1` or `true` stores the query in the saved search history. */
+  'x-save-history': z.string().optional(),
+});
+
+export const searchContract = c.router(
+  {
+    searchMemories: {
+      method: 'POST',
+      path: '/search',
+      headers: SearchHeaders,
+      body: SearchPayload,
+      responses: { 200: SearchResponse },
+      metadata: TENANT,
+      summary: 'Hybrid search over an owner’s memories',
+    },
+    getContext: {
+      method: 'POST',
+      path: '/context',
+      body: SearchPayload,
+      responses: { 200: ContextResponse },
+      metadata: TENANT,
+      summary: 'Prompt-ready context with numbered citations',
+    },
+    sendFeedback: {
+      method: 'POST',
+      path: '/feedback',
+      body: FeedbackPayload,
+      responses: { 200: FeedbackResponse },
+      metadata: TENANT,
+      summary: 'Explicit positive or negative signal for an earlier search or context call',
+    },
+  },
+  { pathPrefix: '/v1' },
+);

@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import {
+  IsoTimestamp,
+  Metadata,
+  MemoryType,
+  OwnerFields,
+  OwnerType,
+  PageFields,
+  ScopeFields,
+  checkOwnerAliases,
+} from './common.js';
+
+export const CHUNK_PROFILES = ['balanced', 'dense', 'document'] as const;
+export const ChunkProfile = z.enum(CHUNK_PROFILES);
+
+/** The fields of a memory write, before the owner-alias check (MCP tools reuse this shape). */
+export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
+  text: z.string().min(1).max(50_000),
+  metadata: Metadata.optional(),
+  memory_type: MemoryType.optional(),
+  /** Ranking multiplier: higher raises retrieval likelihood. */
+  importance: z.number().min(0.01).max(100).optional(),
+  chunk_profile: ChunkProfile.optional(),
+  /** Default true: extract atomic child memories when plan and budget allow. */
+  extract: z.boolean().optional(),
+  /** When the fact became true; orders conflicting facts. */
+  effective_at: IsoTimestamp.optional(),
+  replaces_memory_id: z.string().uuid().optional(),
+  idempotency_key: z.string().min(8).max(128).optional(),
+});
+
+export const MemoryInsertPayload = MemoryInsertFields.superRefine(checkOwnerAliases);
+export type MemoryInsertPayload = z.infer<typeof MemoryInsertPayload>;
+
+export const EXTRACTION_STATUSES = ['run', 'degraded', 'skipped'] as const;
+export const EXTRACTION_REASONS = [
+  'user_disabled',
+  'low_importance',
+  'plan_limit',
+  'entitlement_degraded',
+  'budget_limit',
+  'extraction_error',
+  'none',
+] as const;
+
+export const ExtractionOutcome = z.object({
+  status: z.enum(EXTRACTION_STATUSES),
+  reason: z.enum(EXTRACTION_REASONS).optional(),
+  error: z.string().optional(),
+});
+
+export const PII_HINTS = ['email', 'phone'] as const;
+
+export const MemoryIntelligence = z.object({
+  canonical_hash: z.string(),
+  confidence: z.number(),
+  source_weight: z.number(),
+  priority_score: z.number(),
+  priority_tier: z.string(),
+  auto_pinned: z.boolean(),
+  conflict_state: z.enum(['none', 'resolved']),
+});
+
+export const MemoryInsertResponse = z.object({
+  memory_id: z.string(),
+  stored: z.literal(true),
+  extraction: ExtractionOutcome,
+  deduped: z.boolean().optional(),
+  dedupe_kind: z.enum(['near', 'semantic']).optional(),
+  /** Number of search-indexed chunks; omitted when embedding was skipped. */
+  chunks: z.number().int().min(0).optional(),
+  embedding: z.literal('skipped_due_to_budget').optional(),
+  safety: z.object({ pii_hints: z.array(z.enum(PII_HINTS)) }).optional(),
+  intelligence: MemoryIntelligence.optional(),
+  superseded_memory_id: z.string().uuid().optional(),
+  trace: z
+    .object({
+      memory_evolution: z.string(),
+      memory_evolution_applied: z.boolean(),
+    })
+    .optional(),
+});
+export type MemoryInsertResponse = z.infer<typeof MemoryInsertResponse>;
+
+export const LIFECYCLE_STATES = ['active', 'replaced', 'archived'] as const;
+export const LifecycleState = z.enum(LIFECYCLE_STATES);
+
+/** A stored memory as reads return it. */
+export const Memory = z.object({
+  id: z.string().uuid(),
+  text: z.string(),
+  owner_id: z.string(),
+  owner_type: OwnerType,
+  scope: z.string().nullable(),
+  namespace: z.string().nullable(),
+  containerTag: z.string().nullable(),
+  metadata: Metadata,
+  memory_type: MemoryType,
+  importance: z.number(),
+  chunk_profile: ChunkProfile,
+  lifecycle_state: LifecycleState,
+  confidence: z.number().nullable(),
+  volatility: z.number().nullable(),
+  expires_at: z.string().nullable(),
+  effective_at: z.string().nullable(),
+  parent_memory_id: z.string().uuid().nullable(),
+  replaced_by_memory_id: z.string().uuid().nullable(),
+  chunks: z.number().int().min(0),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Memory = z.infer<typeof Memory>;
+
+const queryInt = (min: number, max?: number) => {
+  const base = z.coerce.number({ invalid_type_error: 'must be an integer' }).int().min(min);
+  return max === undefined ? base : base.max(max);
+};
+
+/** A JSON-encoded object of scalar values, as a query parameter. */
+export const MetadataQuery = z.string().transform((raw, ctx) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON-encoded object' });
+    return z.NEVER;
+  }
+  const result = Metadata.safeParse(parsed);
+  if (!result.success) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: 'must be a JSON object whose values are string, number, boolean or null',
+    });
+    return z.NEVER;
+  }
+  return result.data;
+});
+
+export const ListMemoriesQuery = z
+  .object({
+    user_id: z.string().min(1).optional(),
+    owner_id: z.string().min(1).optional(),
+    entity_id: z.string().min(1).optional(),
+    owner_type: OwnerType.optional(),
+    entity_type: OwnerType.optional(),
+    namespace: z.string().optional(),
+    page: queryInt(1).optional(),
+    page_size: queryInt(1, 100).optional(),
+    memory_type: MemoryType.optional(),
+    metadata: MetadataQuery.optional(),
+    start_time: IsoTimestamp.optional(),
+    end_time: IsoTimestamp.optional(),
+  })
+  .superRefine(checkOwnerAliases);
+export type ListMemoriesQuery = z.infer<typeof ListMemoriesQuery>;
+
+export const ListMemoriesResponse = PageFields.extend({
+  memories: z.array(Memory),
+  page_size: z.number().int().min(1),
+});
+export type ListMemoriesResponse = z.infer<typeof ListMemoriesResponse>;
+
+export const MemoryIdParams = z.object({ id: z.string().min(1) });
+
+export const DeleteMemoryResponse = z.object({
+  id: z.string(),
+  deleted: z.literal(true),
+});
+export type DeleteMemoryResponse = z.infer<typeof DeleteMemoryResponse>;

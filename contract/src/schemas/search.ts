@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import {
+  IsoTimestamp,
+  Metadata,
+  MemoryType,
+  OwnerFields,
+  PageFields,
+  ScopeFields,
+  checkOwnerAliases,
+} from './common.js';
+
+export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
+export const RETRIEVAL_PROFILES = ['balanced', 'recall', 'precision'] as const;
+
+export const SearchFilters = z
+  .object({
+    metadata: Metadata.optional(),
+    start_time: IsoTimestamp.optional(),
+    end_time: IsoTimestamp.optional(),
+    /** One memory type or a non-empty array of them (OR semantics). */
+    memory_type: z.union([MemoryType, z.array(MemoryType).nonempty()]).optional(),
+    /** How metadata entries combine; default `and`. */
+    filter_mode: z.enum(['and', 'or']).optional(),
+  })
+  // Unknown filter keys are refused: a misspelt filter must not silently widen the search.
+  .strict()
+  .superRefine((filters, ctx) => {
+    if (filters.start_time && filters.end_time) {
+      if (Date.parse(filters.start_time) > Date.parse(filters.end_time)) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['end_time'],
+          message: 'must not be before start_time',
+        });
+      }
+    }
+  });
+export type SearchFilters = z.infer<typeof SearchFilters>;
+
+/** The fields of a search or context call, before the owner-alias check. */
+export const SearchFields = OwnerFields.merge(ScopeFields).extend({
+  query: z.string().min(1).max(2000),
+  top_k: z.number().int().min(1).max(20).optional(),
+  page: z.number().int().min(1).optional(),
+  page_size: z.number().int().min(1).max(50).optional(),
+  filters: SearchFilters.optional(),
+  /** Accepted for compatibility but not honoured: search never returns explanations for it. */
+  explain: z.boolean().optional(),
+  search_mode: z.enum(SEARCH_MODES).optional(),
+  min_score: z.number().min(0).max(1).optional(),
+  retrieval_profile: z.enum(RETRIEVAL_PROFILES).optional(),
+});
+
+export const SearchPayload = SearchFields.superRefine(checkOwnerAliases);
+export type SearchPayload = z.infer<typeof SearchPayload>;
+
+export const SearchExplain = z.object({
+  rrf_score: z.number(),
+  match_sources: z.array(z.enum(['vector', 'text'])),
+  vector_score: z.number().optional(),
+  text_score: z.number().optional(),
+});
+
+export const SearchResultItem = z.object({
+  chunk_id: z.string(),
+  memory_id: z.string(),
+  chunk_index: z.number().int(),
+  text: z.string(),
+  score: z.number(),
+  _explain: SearchExplain.optional(),
+});
+export type SearchResultItem = z.infer<typeof SearchResultItem>;
+
+export const SearchResponse = PageFields.extend({
+  results: z.array(SearchResultItem),
+  /** Allowed by the schema; the service does not send it in the body. */
+  retrieval_trace: z.record(z.unknown()).optional(),
+});
+export type SearchResponse = z.infer<typeof SearchResponse>;
+
+export const Citation = z.object({
+  i: z.number().int(),
+  chunk_id: z.string(),
+  memory_id: z.string(),
+  chunk_index: z.number().int(),
+});
+
+export const ContextResponse = PageFields.extend({
+  context_text: z.string(),
+  citations: z.array(Citation),
+  context_blocks: z.number().int().min(0).optional(),
+});
+export type ContextResponse = z.infer<typeof ContextResponse>;
+
+export const FeedbackPayload = z.object({
+  feedback: z.enum(['positive', 'negative']),
+  /** The x-request-id of the earlier search or context call. */
+  request_id: z.string().min(1).max(128),
+});
+export type FeedbackPayload = z.infer<typeof FeedbackPayload>;
+
+export const FeedbackResponse = z.object({
+  request_id: z.string(),
+  feedback: z.enum(['positive', 'negative']),
+  /** Number of memories the signal was applied to (0 when the request id is unknown). */
+  applied: z.number().int().min(0),
+});
+export type FeedbackResponse = z.infer<typeof FeedbackResponse>;

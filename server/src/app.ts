@@ -1,0 +1,68 @@
+import { buildOpenApiDocument, contract } from '@mnemo/contract';
+import express, { type Express } from 'express';
+import type { AppConfig } from './config.js';
+import type { DatabaseHandle } from './db/client.js';
+import { apiKeyAuth } from './http/auth.js';
+import { bodyLimit, jsonBody } from './http/body.js';
+import { completion } from './http/completion.js';
+import { errorHandler, notFound } from './http/error-handler.js';
+import { methodGuard } from './http/method-guard.js';
+import { mountContract } from './http/mount.js';
+import { originPolicy } from './http/origin.js';
+import { requestId } from './http/request-id.js';
+import { RouteTable } from './http/route-table.js';
+import type { Logger } from './logger.js';
+import { healthRoutes } from './routes/health.js';
+import { mountMemoryRoutes } from './routes/memories.js';
+import type { ApiKeyService } from './services/api-keys.js';
+import type { AuditRecorder } from './services/audit.js';
+
+export interface AppDeps {
+  config: AppConfig;
+  logger: Logger;
+  database: DatabaseHandle;
+  apiKeys: ApiKeyService;
+  audit: AuditRecorder;
+}
+
+/** Hosted MCP paths: exempt from the Origin allowlist (they have their own IP rate limit). */
+export const MCP_PATHS = ['/mcp', '/v1/mcp'];
+
+/**
+ * The whole HTTP application, without listening. Middleware order is the spec's request order:
+ * request id → health → Origin → OPTIONS → body size → 405 → auth per route → handler or 404,
+ * with the audit record and completion log registered first so that they see every outcome.
+ */
+export function createApp(deps: AppDeps): Express {
+  const { config } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  const table = new RouteTable();
+  app.use(requestId());
+  app.use(completion(deps));
+
+  const healthRouter = express.Router();
+  mountContract(healthRouter, table, contract.health, healthRoutes(deps));
+  app.use(healthRouter);
+
+  app.use(originPolicy({ allowedOrigins: config.allowedOrigins, exemptPaths: MCP_PATHS, table }));
+  app.use(bodyLimit({ maxBytes: config.maxBodyBytes }));
+  app.use(jsonBody({ maxBytes: config.maxBodyBytes }));
+  app.use(methodGuard(table));
+
+  const api = express.Router();
+  const openApiDocument = buildOpenApiDocument();
+  table.add('GET', '/v1/openapi.json');
+  api.get('/v1/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+  const tenant = [apiKeyAuth(deps)];
+  mountMemoryRoutes(api, table, deps, tenant);
+  app.use(api);
+
+  app.use(notFound());
+  app.use(errorHandler({ logger: deps.logger, maxBodyBytes: config.maxBodyBytes }));
+  return app;
+}

@@ -1,0 +1,53 @@
+/**
+ * Mints an API key for a workspace: `pnpm keys:create -- --workspace <name|id> [--name <label>]
+ * [--create-workspace] [--json]`. On embedded PGlite stop the server first (one process owns the
+ * data folder); on PostgreSQL it can run beside the server.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { createWorkspace, findWorkspaceByName, getWorkspaceById } from '../db/queries/workspaces.js';
+import { ApiKeyService } from '../services/api-keys.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function run(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      workspace: { type: 'string' },
+      name: { type: 'string', default: 'cli' },
+      'create-workspace': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+  const config = loadConfig();
+  const target = values.workspace ?? config.bootstrapWorkspaceName;
+  const database = await openDatabase(
+    config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
+  );
+  try {
+    const { db } = database;
+    let workspace =
+      (UUID.test(target) ? await getWorkspaceById(db, target) : undefined) ??
+      (await findWorkspaceByName(db, target));
+    if (!workspace && values['create-workspace']) workspace = await createWorkspace(db, { name: target });
+    if (!workspace) {
+      throw new Error(`No workspace "${target}" (pass --create-workspace to make it)`);
+    }
+    const apiKeys = await ApiKeyService.create(db, { salt: config.apiKeySalt });
+    const key = await apiKeys.mint(workspace.id, values.name);
+    if (values.json) {
+      console.log(JSON.stringify({ workspace_id: workspace.id, api_key_id: key.id, api_key: key.plaintext }));
+    } else {
+      console.log(`API key for workspace "${workspace.name}" (${workspace.id}), shown once:\n\n  ${key.plaintext}\n`);
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+run().catch((error: unknown) => {
+  console.error(`keys:create failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,100 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { type SQL, sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { migratePglite, migratePostgres } from './migrate.js';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+
+/**
+ * The database both drivers satisfy. Use the query builder (`select`, `insert`, ...), which
+ * behaves the same on both; the shape of `db.execute()` results differs per driver (an array of
+ * rows on postgres.js, `{ rows }` on PGlite), so read raw results through {@link executeRows}.
+ */
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+
+export type DatabaseDriver = 'pglite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Database;
+  driver: DatabaseDriver;
+  /** Runs a trivial query; rejects when the database cannot answer. */
+  ping(): Promise<void>;
+  /** Releases the pool or the embedded instance. The handle is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL connection string; when set, postgres.js is used and `dataDir` is ignored. */
+  databaseUrl?: string;
+  /** PGlite only: folder to persist the embedded database in (created if missing); undefined = in-memory. */
+  dataDir?: string;
+}
+
+const POSTGRES_POOL_SIZE = 10;
+
+/** Connects to PostgreSQL (when `databaseUrl` is set) or embedded PGlite, then applies migrations. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+}
+
+async function openPostgres(databaseUrl: string): Promise<DatabaseHandle> {
+  await migratePostgres(databaseUrl);
+  const client = postgres(databaseUrl, { max: POSTGRES_POOL_SIZE, onnotice: () => {} });
+  const db = drizzlePostgres({ client, schema });
+  return {
+    db,
+    driver: 'postgres',
+    ping: async () => {
+      await db.execute(sql`select 1`);
+    },
+    close: async () => {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  const options = { extensions: { vector } };
+  let client: PGlite;
+  if (dataDir === undefined) {
+    client = await PGlite.create(options);
+  } else {
+    const path = resolve(dataDir);
+    await mkdir(path, { recursive: true });
+    client = await PGlite.create(path, options);
+  }
+  const db = drizzlePglite({ client, schema });
+  try {
+    await migratePglite(db);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return {
+    db,
+    driver: 'pglite',
+    ping: async () => {
+      await db.execute(sql`select 1`);
+    },
+    close: async () => {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+/** Runs raw SQL and returns its rows, whichever driver is behind `db`. Values are not mapped by column types. */
+export async function executeRows<T extends Record<string, unknown>>(
+  db: Database,
+  query: SQL,
+): Promise<T[]> {
+  const result: unknown = await db.execute(query);
+  if (Array.isArray(result)) return result as T[];
+  return (result as { rows: T[] }).rows;
+}

@@ -1,0 +1,32 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Database } from '../client.js';
+import { type ApiKey, apiKeys } from '../schema/index.js';
+
+export async function insertApiKey(
+  db: Database,
+  input: { workspaceId: string; name: string; keyPrefix: string; keyHash: string },
+): Promise<ApiKey> {
+  const [row] = await db.insert(apiKeys).values(input).returning();
+  if (!row) throw new Error('insert into api_keys returned no row');
+  return row;
+}
+
+/** The key with this hash unless it was revoked. */
+export async function findActiveApiKeyByHash(
+  db: Database,
+  keyHash: string,
+): Promise<ApiKey | undefined> {
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return row;
+}
+
+export async function touchApiKeyLastUsed(db: Database, id: string): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: sql`now()` })
+    .where(eq(apiKeys.id, id));
+}

@@ -1,0 +1,34 @@
+import { eq } from 'drizzle-orm';
+import type { Database } from '../client.js';
+import { serverSettings } from '../schema/index.js';
+
+export async function getSetting(db: Database, key: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ value: serverSettings.value })
+    .from(serverSettings)
+    .where(eq(serverSettings.key, key))
+    .limit(1);
+  return row?.value;
+}
+
+/**
+ * Returns the stored value, creating it with `makeValue()` the first time. Insert-then-read
+ * (ON CONFLICT DO NOTHING) so that processes starting together all end up with the first
+ * writer's value; a losing candidate value is discarded.
+ */
+export async function getOrCreateSetting(
+  db: Database,
+  key: string,
+  makeValue: () => string,
+): Promise<string> {
+  const existing = await getSetting(db, key);
+  if (existing !== undefined) return existing;
+  await db
+    .insert(serverSettings)
+    .values({ key, value: makeValue() })
+    .onConflictDoNothing({ target: serverSettings.key });
+  const stored = await getSetting(db, key);
+  if (stored === undefined)
+    throw new Error(`server setting ${key} vanished right after being created`);
+  return stored;
+}

@@ -1,0 +1,36 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { memoryChunks, toVectorLiteral } from '../schema/index.js';
+
+/** pgvector's limit for `vector(N)` (and far above any embedding model). */
+export const MAX_EMBEDDING_DIMENSION = 16_000;
+
+export function assertEmbeddingDimension(dimension: number): void {
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > MAX_EMBEDDING_DIMENSION) {
+    throw new RangeError(`embedding dimension must be an integer in 1..${MAX_EMBEDDING_DIMENSION}`);
+  }
+}
+
+/**
+ * `embedding_dimension = N` with N inlined as a literal, never a bound parameter: the planner can
+ * only pick the partial index `memory_chunks_embedding_<N>_hnsw` when it can prove the index
+ * predicate at plan time, which a generic plan of a prepared statement with `= $1` cannot
+ * (checked with plan_cache_mode = force_generic_plan: sequential scan).
+ */
+export function embeddingDimensionIs(dimension: number): SQL {
+  assertEmbeddingDimension(dimension);
+  return sql`${memoryChunks.embeddingDimension} = ${sql.raw(String(dimension))}`;
+}
+
+/**
+ * Cosine distance (0 = same direction, 2 = opposite) between each chunk's embedding and
+ * `queryEmbedding`, written to match the partial HNSW index expression `embedding::vector(N)`.
+ * Combine with {@link embeddingDimensionIs} of the same N, and order by it ascending.
+ */
+export function cosineDistanceTo(queryEmbedding: readonly number[]): SQL<number> {
+  const dimension = queryEmbedding.length;
+  assertEmbeddingDimension(dimension);
+  const typmod = sql.raw(`vector(${dimension})`);
+  return sql<number>`(${memoryChunks.embedding}::${typmod} <=> ${toVectorLiteral(queryEmbedding)}::${typmod})`.mapWith(
+    Number,
+  );
+}

@@ -1,0 +1,45 @@
+import { asc, eq } from 'drizzle-orm';
+import type { Database } from '../client.js';
+import { type Workspace, workspaces } from '../schema/index.js';
+
+export async function createWorkspace(
+  db: Database,
+  input: { name: string; plan?: string },
+): Promise<Workspace> {
+  const [row] = await db.insert(workspaces).values(input).returning();
+  if (!row) throw new Error('insert into workspaces returned no row');
+  return row;
+}
+
+export async function getWorkspaceById(db: Database, id: string): Promise<Workspace | undefined> {
+  const [row] = await db.select().from(workspaces).where(eq(workspaces.id, id)).limit(1);
+  return row;
+}
+
+/** Names are not unique; returns the oldest workspace with that name. */
+export async function findWorkspaceByName(
+  db: Database,
+  name: string,
+): Promise<Workspace | undefined> {
+  const [row] = await db
+    .select()
+    .from(workspaces)
+    .where(eq(workspaces.name, name))
+    .orderBy(asc(workspaces.createdAt), asc(workspaces.id))
+    .limit(1);
+  return row;
+}
+
+/** The oldest workspace, e.g. the default one of a single-tenant install. */
+export async function findFirstWorkspace(db: Database): Promise<Workspace | undefined> {
+  const [row] = await db
+    .select()
+    .from(workspaces)
+    .orderBy(asc(workspaces.createdAt), asc(workspaces.id))
+    .limit(1);
+  return row;
+}
+
+export async function countWorkspaces(db: Database): Promise<number> {
+  return db.$count(workspaces);
+}

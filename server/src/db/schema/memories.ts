@@ -1,0 +1,71 @@
+import { sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  index,
+  jsonb,
+  pgTable,
+  real,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { createdAt } from './columns.js';
+import { workspaces } from './workspaces.js';
+
+export type MemoryMetadata = Record<string, string | number | boolean | null>;
+
+export const memories = pgTable(
+  'memories',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    ownerId: text('owner_id').notNull(),
+    ownerType: text('owner_type').notNull().default('user'),
+    scope: text('scope'),
+    namespace: text('namespace'),
+    containerTag: text('container_tag'),
+    text: text('text').notNull(),
+    metadata: jsonb('metadata').$type<MemoryMetadata>().notNull().default({}),
+    memoryType: text('memory_type').notNull().default('note'),
+    importance: real('importance').notNull().default(1),
+    chunkProfile: text('chunk_profile').notNull().default('balanced'),
+    lifecycleState: text('lifecycle_state').notNull().default('active'),
+    confidence: real('confidence'),
+    volatility: real('volatility'),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    effectiveAt: timestamp('effective_at', { withTimezone: true }),
+    contentHash: text('content_hash').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    /** Set on child memories produced by extraction; they go when their parent goes. */
+    parentMemoryId: uuid('parent_memory_id').references((): AnyPgColumn => memories.id, {
+      onDelete: 'cascade',
+    }),
+    replacedByMemoryId: uuid('replaced_by_memory_id').references((): AnyPgColumn => memories.id, {
+      onDelete: 'set null',
+    }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('memories_workspace_owner_created_idx').on(
+      t.workspaceId,
+      t.ownerType,
+      t.ownerId,
+      t.createdAt,
+    ),
+    index('memories_workspace_content_hash_idx').on(t.workspaceId, t.contentHash),
+    uniqueIndex('memories_workspace_idempotency_key_unique')
+      .on(t.workspaceId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} IS NOT NULL`),
+    index('memories_expires_at_idx')
+      .on(t.expiresAt)
+      .where(sql`${t.expiresAt} IS NOT NULL`),
+    index('memories_parent_memory_id_idx').on(t.parentMemoryId),
+  ],
+);
+
+export type Memory = typeof memories.$inferSelect;
+export type NewMemory = typeof memories.$inferInsert;

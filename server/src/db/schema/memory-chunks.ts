@@ -1,0 +1,56 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, tsvector, vector } from './columns.js';
+import { memories } from './memories.js';
+import { workspaces } from './workspaces.js';
+
+/**
+ * Embedding dimensions that get their own partial HNSW index. The `embedding` column is untyped
+ * so providers of any dimension can be stored; vector search must filter on
+ * `embedding_dimension = N` and compare `embedding::vector(N)` for the index to be used.
+ * Other dimensions still work, by sequential scan.
+ */
+export const INDEXED_EMBEDDING_DIMENSIONS = [256, 384, 768, 1024, 1536] as const;
+export type IndexedEmbeddingDimension = (typeof INDEXED_EMBEDDING_DIMENSIONS)[number];
+
+/** Name of the partial HNSW index serving `dimension`. */
+export function embeddingIndexName(dimension: number): string {
+  return `memory_chunks_embedding_${dimension}_hnsw`;
+}
+
+export const memoryChunks = pgTable(
+  'memory_chunks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    memoryId: uuid('memory_id')
+      .notNull()
+      .references(() => memories.id, { onDelete: 'cascade' }),
+    /** Denormalised from the memory so tenant-scoped recall never needs a join to filter. */
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    ownerId: text('owner_id').notNull(),
+    ownerType: text('owner_type').notNull(),
+    chunkIndex: integer('chunk_index').notNull(),
+    text: text('text').notNull(),
+    embedding: vector('embedding'),
+    embeddingProvider: text('embedding_provider'),
+    embeddingDimension: integer('embedding_dimension'),
+    embeddingVersion: text('embedding_version'),
+    tsv: tsvector('tsv').generatedAlwaysAs(sql`to_tsvector('english', "text")`),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('memory_chunks_memory_chunk_index_unique').on(t.memoryId, t.chunkIndex),
+    index('memory_chunks_workspace_owner_idx').on(t.workspaceId, t.ownerType, t.ownerId),
+    index('memory_chunks_tsv_gin').using('gin', t.tsv),
+    ...INDEXED_EMBEDDING_DIMENSIONS.map((n) =>
+      index(embeddingIndexName(n))
+        .using('hnsw', sql.raw(`("embedding"::vector(${n})) vector_cosine_ops`))
+        .where(sql.raw(`"embedding_dimension" = ${n}`)),
+    ),
+  ],
+);
+
+export type MemoryChunk = typeof memoryChunks.$inferSelect;
+export type NewMemoryChunk = typeof memoryChunks.$inferInsert;

@@ -1,0 +1,50 @@
+import { RequestValidationError } from '@ts-rest/express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '../logger.js';
+import { tooLarge } from './body.js';
+import { ApiError, sendError, type ErrorDetails } from './errors.js';
+import { validationError, zodDetails } from './validation.js';
+
+/** The last route: no handler for this path. */
+export function notFound(): RequestHandler {
+  return function notFoundHandler(req, res) {
+    sendError(req, res, new ApiError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  };
+}
+
+function toApiError(error: unknown, maxBodyBytes: number): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof RequestValidationError) {
+    const details: ErrorDetails = {};
+    if (error.pathParams) zodDetails(error.pathParams, 'path', details);
+    if (error.headers) zodDetails(error.headers, 'headers', details);
+    if (error.query) zodDetails(error.query, 'query', details);
+    if (error.body) zodDetails(error.body, 'body', details);
+    return validationError(details);
+  }
+  const type = (error as { type?: unknown } | null)?.type;
+  if (type === 'entity.parse.failed') {
+    return new ApiError('BAD_REQUEST', 'Malformed JSON in request body', {
+      body: ['is not valid JSON'],
+    });
+  }
+  if (type === 'entity.too.large') return tooLarge(maxBodyBytes);
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return new ApiError('BAD_REQUEST', 'Unsupported body encoding or charset', {
+      body: ['must be UTF-8 JSON'],
+    });
+  }
+  if (type === 'request.aborted') return new ApiError('BAD_REQUEST', 'Request body was aborted');
+  return undefined;
+}
+
+/** Every failure leaves as the one error envelope; unexpected ones are logged, never leaked. */
+export function errorHandler({ logger, maxBodyBytes }: { logger: Logger; maxBodyBytes: number }): ErrorRequestHandler {
+  return function errorHandlerMiddleware(error: unknown, req, res, next) {
+    if (res.headersSent) return next(error);
+    const known = toApiError(error, maxBodyBytes);
+    if (known) return sendError(req, res, known);
+    logger.error({ err: error, request_id: req.requestId }, 'unhandled error');
+    sendError(req, res, new ApiError('INTERNAL', 'Internal server error'));
+  };
+}

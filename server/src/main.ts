@@ -1,0 +1,66 @@
+import type { Server } from 'node:http';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/client.js';
+import { createDeps } from './deps.js';
+import { createLogger } from './logger.js';
+import { ensureBootstrapWorkspace } from './services/bootstrap.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase(
+    config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
+  );
+  logger.info(
+    { driver: database.driver, ...(database.driver === 'pglite' ? { data_dir: config.dataDir } : {}) },
+    'database ready (migrations applied)',
+  );
+  const deps = await createDeps(config, logger, database);
+  const boot = await ensureBootstrapWorkspace(database.db, deps.apiKeys, config);
+  if (boot.mintedKey) {
+    // Printed once, on the first start only: only the key's hash is stored.
+    process.stderr.write(
+      [
+        '',
+        '  Mnemo created workspace "' + config.bootstrapWorkspaceName + '" (' + boot.workspaceId + ')',
+        '  API key (shown once, keep it safe):',
+        '',
+        '    ' + boot.mintedKey.plaintext,
+        '',
+        '  More keys: pnpm keys:create -- --workspace ' + config.bootstrapWorkspaceName,
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  const app = createApp(deps);
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(config.port, config.host, () => resolve(listening));
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info({ url: `http://${config.host}:${port}` }, 'mnemo listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await deps.audit.drain();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(error.message + '\n');
+  } else {
+    process.stderr.write(`mnemo failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Database } from '../db/client.js';
+import { findActiveApiKeyByHash, insertApiKey, touchApiKeyLastUsed } from '../db/queries/api-keys.js';
+import { getOrCreateSetting, getSetting } from '../db/queries/settings.js';
+
+export const API_KEY_PREFIX = 'mnemo_';
+const SALT_SETTING = 'api_key_salt';
+/** Don't write last_used_at on every request: once a minute per key is plenty. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface AuthContext {
+  workspaceId: string;
+  apiKeyId: string;
+}
+
+export interface MintedApiKey {
+  id: string;
+  workspaceId: string;
+  name: string;
+  /** Shown once; only its salted hash is stored. */
+  plaintext: string;
+}
+
+/** Mints, stores (as salted HMAC-SHA256 hashes) and verifies API keys. */
+export class ApiKeyService {
+  private readonly lastTouched = new Map<string, number>();
+
+  private constructor(
+    private readonly db: Database,
+    private readonly salt: string,
+    private readonly saltSource: 'config' | 'database',
+  ) {}
+
+  /** Loads the salt from configuration, or from the database (made once on first start). */
+  static async create(db: Database, { salt }: { salt?: string | undefined } = {}): Promise<ApiKeyService> {
+    if (salt) return new ApiKeyService(db, salt, 'config');
+    const stored = await getOrCreateSetting(db, SALT_SETTING, () => randomBytes(32).toString('hex'));
+    return new ApiKeyService(db, stored, 'database');
+  }
+
+  hash(plaintext: string): string {
+    return createHmac('sha256', this.salt).update(plaintext).digest('hex');
+  }
+
+  static generate(): string {
+    return API_KEY_PREFIX + randomBytes(24).toString('base64url');
+  }
+
+  async mint(workspaceId: string, name: string): Promise<MintedApiKey> {
+    return this.register(workspaceId, name, ApiKeyService.generate());
+  }
+
+  /** Stores a key the operator chose (bootstrap); a key already stored is returned as is. */
+  async register(workspaceId: string, name: string, plaintext: string): Promise<MintedApiKey> {
+    const keyHash = this.hash(plaintext);
+    const existing = await findActiveApiKeyByHash(this.db, keyHash);
+    if (existing) {
+      return { id: existing.id, workspaceId: existing.workspaceId, name: existing.name, plaintext };
+    }
+    const row = await insertApiKey(this.db, {
+      workspaceId,
+      name,
+      keyHash,
+      keyPrefix: plaintext.slice(0, API_KEY_PREFIX.length + 4),
+    });
+    return { id: row.id, workspaceId: row.workspaceId, name: row.name, plaintext };
+  }
+
+  async authenticate(plaintext: string): Promise<AuthContext | undefined> {
+    const keyHash = this.hash(plaintext);
+    const row = await findActiveApiKeyByHash(this.db, keyHash);
+    if (!row) return undefined;
+    // The lookup is by hash already; compare again in constant time so no code path branches
+    // on a partial match.
+    const expected = Buffer.from(row.keyHash, 'hex');
+    const actual = Buffer.from(keyHash, 'hex');
+    if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
+    this.touch(row.id);
+    return { workspaceId: row.workspaceId, apiKeyId: row.id };
+  }
+
+  /** Readiness: the salt the keys are hashed with can still be read. */
+  async checkSalt(): Promise<boolean> {
+    if (this.saltSource === 'config') return true;
+    return (await getSetting(this.db, SALT_SETTING)) === this.salt;
+  }
+
+  private touch(id: string): void {
+    const now = Date.now();
+    if (now - (this.lastTouched.get(id) ?? 0) < TOUCH_INTERVAL_MS) return;
+    this.lastTouched.set(id, now);
+    // Bookkeeping only: a failure here must not fail the request.
+    touchApiKeyLastUsed(this.db, id).catch(() => undefined);
+  }
+}

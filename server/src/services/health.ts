@@ -1,0 +1,44 @@
+import type { HealthResponse, ReadyResponse, VersionedHealthResponse } from '@mnemo/contract';
+import type { AppConfig } from '../config.js';
+import type { DatabaseHandle } from '../db/client.js';
+import type { ApiKeyService } from './api-keys.js';
+
+export function health(config: AppConfig): HealthResponse {
+  return {
+    status: 'ok',
+    version: config.version,
+    ...(config.buildVersion ? { build_version: config.buildVersion } : {}),
+    ...(config.stage ? { stage: config.stage } : {}),
+    ...(config.gitSha ? { git_sha: config.gitSha } : {}),
+  };
+}
+
+export function versionedHealth(config: AppConfig): VersionedHealthResponse {
+  return {
+    ...health(config),
+    embedding_model: `${config.embeddings.provider}/${config.embeddings.model}`,
+  };
+}
+
+async function check(probe: () => Promise<boolean>): Promise<'ok' | 'error'> {
+  try {
+    return (await probe()) ? 'ok' : 'error';
+  } catch {
+    return 'error';
+  }
+}
+
+export async function readiness(deps: {
+  database: DatabaseHandle;
+  apiKeys: ApiKeyService;
+}): Promise<ReadyResponse> {
+  const [database, keySalt] = await Promise.all([
+    check(async () => {
+      await deps.database.ping();
+      return true;
+    }),
+    check(() => deps.apiKeys.checkSalt()),
+  ]);
+  const ready = database === 'ok' && keySalt === 'ok';
+  return { status: ready ? 'ready' : 'not_ready', checks: { database, key_salt: keySalt } };
+}

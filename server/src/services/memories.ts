@@ -1,0 +1,95 @@
+import type {
+  DeleteMemoryResponse,
+  ListMemoriesQuery,
+  ListMemoriesResponse,
+  Memory,
+} from '@mnemo/contract';
+import type { Database } from '../db/client.js';
+import {
+  deleteMemoryById,
+  getMemoryById,
+  listMemories as listMemoryRows,
+  type MemoryWithChunkCount,
+} from '../db/queries/memories.js';
+import { ApiError } from '../http/errors.js';
+import { ownerFromAliases } from './owner.js';
+
+export const DEFAULT_LIST_PAGE_SIZE = 20;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toMemory(row: MemoryWithChunkCount): Memory {
+  return {
+    id: row.id,
+    text: row.text,
+    owner_id: row.ownerId,
+    owner_type: row.ownerType as Memory['owner_type'],
+    scope: row.scope,
+    namespace: row.namespace,
+    containerTag: row.containerTag,
+    metadata: row.metadata,
+    memory_type: row.memoryType as Memory['memory_type'],
+    importance: row.importance,
+    chunk_profile: row.chunkProfile as Memory['chunk_profile'],
+    lifecycle_state: row.lifecycleState as Memory['lifecycle_state'],
+    confidence: row.confidence,
+    volatility: row.volatility,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    effective_at: row.effectiveAt?.toISOString() ?? null,
+    parent_memory_id: row.parentMemoryId,
+    replaced_by_memory_id: row.replacedByMemoryId,
+    chunks: row.chunkCount,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError('NOT_FOUND', `Memory ${id} not found`);
+}
+
+export async function getMemory(db: Database, workspaceId: string, id: string): Promise<Memory> {
+  // Not a uuid cannot exist; answering 404 here also keeps a bad id from reaching the uuid column.
+  if (!UUID.test(id)) throw notFound(id);
+  const row = await getMemoryById(db, workspaceId, id);
+  if (!row) throw notFound(id);
+  return toMemory(row);
+}
+
+export async function deleteMemory(
+  db: Database,
+  workspaceId: string,
+  id: string,
+): Promise<DeleteMemoryResponse> {
+  if (!UUID.test(id) || !(await deleteMemoryById(db, workspaceId, id))) throw notFound(id);
+  return { id, deleted: true };
+}
+
+export async function listMemories(
+  db: Database,
+  workspaceId: string,
+  query: ListMemoriesQuery,
+): Promise<ListMemoriesResponse> {
+  const page = query.page ?? 1;
+  const pageSize = query.page_size ?? DEFAULT_LIST_PAGE_SIZE;
+  const owner = ownerFromAliases(query);
+  const { rows, total } = await listMemoryRows(
+    db,
+    {
+      workspaceId,
+      ...owner,
+      ...(query.namespace !== undefined ? { namespace: query.namespace } : {}),
+      ...(query.memory_type !== undefined ? { memoryType: query.memory_type } : {}),
+      ...(query.metadata !== undefined ? { metadata: query.metadata } : {}),
+      ...(query.start_time ? { createdFrom: new Date(query.start_time) } : {}),
+      ...(query.end_time ? { createdTo: new Date(query.end_time) } : {}),
+    },
+    { limit: pageSize, offset: (page - 1) * pageSize },
+  );
+  return {
+    memories: rows.map(toMemory),
+    page,
+    page_size: pageSize,
+    total,
+    has_more: page * pageSize < total,
+  };
+}

@@ -1,0 +1,16 @@
+import { OWNER_ID_ALIASES, OWNER_TYPE_ALIASES, type OwnerType } from '@mnemo/contract';
+
+export interface OwnerFilter {
+  ownerId?: string;
+  ownerType?: OwnerType;
+}
+
+type OwnerAliasFields = Partial<Record<(typeof OWNER_ID_ALIASES)[number], string>> &
+  Partial<Record<(typeof OWNER_TYPE_ALIASES)[number], OwnerType>>;
+
+/** The owner named by whichever alias was given (the contract already refused disagreeing ones). */
+export function ownerFromAliases(fields: OwnerAliasFields): OwnerFilter {
+  const ownerId = OWNER_ID_ALIASES.map((name) => fields[name]).find((value) => value !== undefined);
+  const ownerType = OWNER_TYPE_ALIASES.map((name) => fields[name]).find((value) => value !== undefined);
+  return { ...(ownerId ? { ownerId } : {}), ...(ownerType ? { ownerType } : {}) };
+}

@@ -1,0 +1,51 @@
+import type { Express } from 'express';
+import { createApp, type AppDeps } from '../../src/app.js';
+import { loadConfig, type AppConfig } from '../../src/config.js';
+import { createWorkspace } from '../../src/db/queries/workspaces.js';
+import { createDeps } from '../../src/deps.js';
+import { createLogger } from '../../src/logger.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+
+export interface TestTenant {
+  workspaceId: string;
+  apiKey: string;
+}
+
+export interface TestApp {
+  app: Express;
+  deps: AppDeps;
+  database: TestDatabase;
+  /** A workspace with a fresh key, made for the test. */
+  tenant: TestTenant;
+  addTenant(name?: string): Promise<TestTenant>;
+  close(): Promise<void>;
+}
+
+/** Configuration as the server would read it from this environment, plus test overrides. */
+export function testConfig(env: Record<string, string> = {}): AppConfig {
+  return loadConfig({ LOG_LEVEL: 'silent', ...env });
+}
+
+/** The real app over a fresh database of the current backend (PGlite or PostgreSQL). */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = testConfig(env);
+  const deps = await createDeps(config, createLogger(config.logLevel), database);
+  const addTenant = async (name = 'test'): Promise<TestTenant> => {
+    const workspace = await createWorkspace(database.db, { name });
+    const key = await deps.apiKeys.mint(workspace.id, 'test');
+    return { workspaceId: workspace.id, apiKey: key.plaintext };
+  };
+  const tenant = await addTenant();
+  return {
+    app: createApp(deps),
+    deps,
+    database,
+    tenant,
+    addTenant,
+    close: async () => {
+      await deps.audit.drain();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Workspace packages export their TypeScript source under this condition, so tests run against
+ * source without a build. Node tests resolve through Vite's server (SSR) environment, which reads
+ * `ssr.resolve.conditions` (checked: `resolve.conditions` alone does NOT reach them); browser-like
+ * environments (jsdom) read `resolve.conditions`. Both lists replace Vite's defaults, which are
+ * therefore repeated (Vite's `defaultServerConditions` / `defaultClientConditions`; `vite` itself
+ * is not a root dependency to import them from).
+ */
+const SOURCE_CONDITION = 'mnemo-source';
+const resolveSource = {
+  resolve: { conditions: [SOURCE_CONDITION, 'module', 'browser', 'development|production'] },
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, 'module', 'node', 'development|production'] } },
+};
+
+// PGlite boots a WASM Postgres and runs every migration per test database: seconds, not millis.
+const timeouts = { testTimeout: 30_000, hookTimeout: 30_000 };
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        ...resolveSource,
+        test: {
+          name: 'pglite',
+          include: [
+            'contract/test/**/*.test.ts',
+            'server/test/**/*.test.ts',
+            'client/test/**/*.test.ts',
+            'cli/test/**/*.test.ts',
+          ],
+          env: { MNEMO_TEST_DB: 'pglite' },
+          ...timeouts,
+        },
+      },
+      {
+        ...resolveSource,
+        test: {
+          name: 'postgres',
+          include: ['server/test/**/*.test.ts'],
+          env: { MNEMO_TEST_DB: 'postgres' },
+          globalSetup: ['server/test/support/postgres-global-setup.ts'],
+          ...timeouts,
+        },
+      },
+    ],
+  },
+});
