@@ -7,6 +7,13 @@ export const API_KEY_PREFIX = 'mnemo_';
 const SALT_SETTING = 'api_key_salt';
 /** Don't write last_used_at on every request: once a minute per key is plenty. */
 const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * A verified key is trusted from memory this long, saving a query per request. A key revoked on
+ * another instance keeps working here for at most this long; a revocation on this instance calls
+ * {@link ApiKeyService.forget}.
+ */
+export const AUTH_CACHE_TTL_MS = 15_000;
+const AUTH_CACHE_MAX = 10_000;
 
 export interface AuthContext {
   workspaceId: string;
@@ -24,6 +31,7 @@ export interface MintedApiKey {
 /** Mints, stores (as salted HMAC-SHA256 hashes) and verifies API keys. */
 export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
+  private readonly verified = new Map<string, { auth: AuthContext; until: number }>();
 
   private constructor(
     private readonly db: Database,
@@ -68,6 +76,8 @@ export class ApiKeyService {
 
   async authenticate(plaintext: string): Promise<AuthContext | undefined> {
     const keyHash = this.hash(plaintext);
+    const cached = this.verified.get(keyHash);
+    if (cached && cached.until > Date.now()) return cached.auth;
     const row = await findActiveApiKeyByHash(this.db, keyHash);
     if (!row) return undefined;
     // The lookup is by hash already; compare again in constant time so no code path branches
@@ -76,7 +86,17 @@ export class ApiKeyService {
     const actual = Buffer.from(keyHash, 'hex');
     if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
     this.touch(row.id);
-    return { workspaceId: row.workspaceId, apiKeyId: row.id };
+    const auth = { workspaceId: row.workspaceId, apiKeyId: row.id };
+    if (this.verified.size >= AUTH_CACHE_MAX) this.verified.clear();
+    this.verified.set(keyHash, { auth, until: Date.now() + AUTH_CACHE_TTL_MS });
+    return auth;
+  }
+
+  /** Drops a key from the verified cache (after revoking it). */
+  forget(apiKeyId: string): void {
+    for (const [hash, entry] of this.verified) {
+      if (entry.auth.apiKeyId === apiKeyId) this.verified.delete(hash);
+    }
   }
 
   /** Readiness: the salt the keys are hashed with can still be read. */

@@ -9,7 +9,7 @@ import {
   findActiveApiKeyByHash,
   touchApiKeyLastUsed,
 } from '../../src/db/queries/api-keys.js';
-import { insertAuditRecord, listAuditRecords } from '../../src/db/queries/audit.js';
+import { insertAuditRecords, listAuditRecords } from '../../src/db/queries/audit.js';
 import { getOrCreateSetting, getSetting } from '../../src/db/queries/settings.js';
 import { cosineDistanceTo, embeddingDimensionIs } from '../../src/db/queries/vector.js';
 import {
@@ -149,8 +149,9 @@ describeDb('storage layer', () => {
 
   it('writes and lists audit records newest first, filtered by workspace and request id', async () => {
     const workspace = await newWorkspace('audited');
-    for (const [i, requestId] of ['req-1', 'req-2', 'req-3'].entries()) {
-      await insertAuditRecord(handle.db, {
+    await insertAuditRecords(
+      handle.db,
+      ['req-1', 'req-2', 'req-3'].map((requestId, i) => ({
         requestId,
         workspaceId: workspace.id,
         method: 'POST',
@@ -158,15 +159,11 @@ describeDb('storage layer', () => {
         status: 200,
         durationMs: 5 + i,
         createdAt: new Date(Date.UTC(2025, 0, 1, 0, 0, i)),
-      });
-    }
-    await insertAuditRecord(handle.db, {
-      requestId: 'req-x',
-      method: 'GET',
-      path: '/healthz',
-      status: 200,
-      durationMs: 1,
-    });
+      })),
+    );
+    await insertAuditRecords(handle.db, [
+      { requestId: 'req-x', method: 'GET', path: '/healthz', status: 200, durationMs: 1 },
+    ]);
 
     const listed = await listAuditRecords(handle.db, { workspaceId: workspace.id });
     expect(listed.map((r) => r.requestId)).toEqual(['req-3', 'req-2', 'req-1']);

@@ -5,8 +5,10 @@ import { type AuditRecord, type NewAuditRecord, auditLog } from '../schema/index
 export const DEFAULT_AUDIT_LIST_LIMIT = 100;
 export const MAX_AUDIT_LIST_LIMIT = 1000;
 
-export async function insertAuditRecord(db: Database, record: NewAuditRecord): Promise<void> {
-  await db.insert(auditLog).values(record);
+/** One multi-row insert: the recorder batches requests' records. */
+export async function insertAuditRecords(db: Database, records: NewAuditRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.insert(auditLog).values(records);
 }
 
 export interface ListAuditRecordsOptions {
