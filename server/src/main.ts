@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
+import { DataDirInUseError } from './db/data-dir-lock.js';
 import { createDeps } from './deps.js';
 import { createLogger } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof DataDirInUseError) {
     process.stderr.write(error.message + '\n');
   } else {
     process.stderr.write(`mnemo failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);

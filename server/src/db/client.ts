@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { lockDataDir } from './data-dir-lock.js';
 import { migratePglite, migratePostgres } from './migrate.js';
 import * as schema from './schema/index.js';
 
@@ -63,18 +64,26 @@ async function openPostgres(databaseUrl: string): Promise<DatabaseHandle> {
 async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
   const options = { extensions: { vector } };
   let client: PGlite;
+  let unlock = async () => {};
   if (dataDir === undefined) {
     client = await PGlite.create(options);
   } else {
     const path = resolve(dataDir);
     await mkdir(path, { recursive: true });
-    client = await PGlite.create(path, options);
+    unlock = await lockDataDir(path);
+    try {
+      client = await PGlite.create(path, options);
+    } catch (error) {
+      await unlock();
+      throw error;
+    }
   }
   const db = drizzlePglite({ client, schema });
   try {
     await migratePglite(db);
   } catch (error) {
     await client.close();
+    await unlock();
     throw error;
   }
   return {
@@ -85,6 +94,7 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
     },
     close: async () => {
       if (!client.closed) await client.close();
+      await unlock();
     },
   };
 }

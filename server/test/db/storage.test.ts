@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRows, openDatabase } from '../../src/db/client.js';
+import { DataDirInUseError } from '../../src/db/data-dir-lock.js';
 import {
   insertApiKey,
   findActiveApiKeyByHash,
@@ -372,5 +373,23 @@ describe.runIf(testBackend() === 'pglite')('PGlite persistence [pglite]', () => 
     } finally {
       await second.close();
     }
+  });
+
+  it('refuses a second open of a data folder in use, and takes over a stale lock', async () => {
+    const first = await openDatabase({ dataDir });
+    try {
+      await expect(openDatabase({ dataDir })).rejects.toThrow(DataDirInUseError);
+    } finally {
+      await first.close();
+    }
+    // Another live process (our parent) holds it: refused with a message naming it.
+    await writeFile(join(dataDir, 'mnemo.pid'), String(process.ppid));
+    await expect(openDatabase({ dataDir })).rejects.toThrow(`in use by process ${process.ppid}`);
+    // A pid that no longer runs: the lock is stale and taken over.
+    await writeFile(join(dataDir, 'mnemo.pid'), '2147483646');
+    const reopened = await openDatabase({ dataDir });
+    expect(await readFile(join(dataDir, 'mnemo.pid'), 'utf8')).toBe(String(process.pid));
+    await reopened.close();
+    await expect(readFile(join(dataDir, 'mnemo.pid'), 'utf8')).rejects.toThrow();
   });
 });
