@@ -7,6 +7,8 @@ import { createDeps } from './deps.js';
 import { createLogger } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 
+const SHUTDOWN_GRACE_MS = 5_000;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
@@ -48,9 +50,17 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Stop accepting, let in-flight requests finish, and don't wait on idle keep-alive sockets;
+    // a client that holds a connection open gets a bounded grace period.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+    await closed;
+    logger.debug('http server closed');
     await deps.audit.drain();
+    logger.debug('audit drained');
     await database.close();
+    logger.debug('database closed');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
