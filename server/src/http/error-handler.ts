@@ -35,6 +35,16 @@ function toApiError(error: unknown, maxBodyBytes: number): ApiError | undefined 
     });
   }
   if (type === 'request.aborted') return new ApiError('BAD_REQUEST', 'Request body was aborted');
+  if (error instanceof URIError) {
+    return new ApiError('BAD_REQUEST', 'Malformed percent-encoding in the request path', {
+      path: ['is not valid percent-encoding'],
+    });
+  }
+  // Other client errors raised by Express or its parsers carry a 4xx status.
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError('BAD_REQUEST', 'Malformed request');
+  }
   return undefined;
 }
 

@@ -145,6 +145,13 @@ describeDb('cross-cutting HTTP behaviour', () => {
     });
   });
 
+  it('answers a path that cannot be decoded with 400, not 500', async () => {
+    const res = await request(t.app).get('/v1/memories/%E0%A4%A').set(auth());
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('BAD_REQUEST');
+    expect(res.body.request_id).toBe(res.headers['x-request-id']);
+  });
+
   it('answers a known path with an unsupported method with 405 and Allow', async () => {
     const health = await request(t.app).post('/healthz');
     expect(health.status).toBe(405);
