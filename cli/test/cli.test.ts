@@ -1,33 +1,11 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_URL, health, memory as memoryFixture } from '../../client/test/fixtures.js';
 import { run } from '../src/run.js';
 
-const BASE_URL = 'http://mnemo.test';
-const health = { status: 'ok', version: '1.0.0', embedding_model: 'local/hash-256' };
-const memory = {
-  id: '0b9f4a52-8a0e-4c55-9a8e-2f1c3b7d6e01',
-  text: 'Prefers window seats on long flights',
-  owner_id: 'u_42',
-  owner_type: 'user',
-  scope: null,
-  namespace: null,
-  containerTag: null,
-  metadata: {},
-  memory_type: 'preference',
-  importance: 1,
-  chunk_profile: 'balanced',
-  lifecycle_state: 'active',
-  confidence: 0.9,
-  volatility: 0.1,
-  expires_at: null,
-  effective_at: null,
-  parent_memory_id: null,
-  replaced_by_memory_id: null,
-  chunks: 1,
-  created_at: '2026-01-31T09:00:00.000Z',
-  updated_at: '2026-01-31T09:00:00.000Z',
-};
+// The client's fixtures: the CLI prints what the client returns.
+const memory = memoryFixture();
 
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
