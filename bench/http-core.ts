@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     res.json(health(config));
   });
   bare.get('/v1/memories', (_req, res) => {
-    res.json({ memories: [], page: 1, page_size: 20, total: 0, has_more: false });
+    res.json({ results: [], page: 1, page_size: 20, total: 0, has_more: false });
   });
   const baseline = await listen(bare);
 

@@ -65,7 +65,7 @@ describe('mnemo health', () => {
 });
 
 describe('mnemo memories', () => {
-  const page = { memories: [memory], page: 2, page_size: 1, total: 3, has_more: true };
+  const page = { results: [memory], page: 2, page_size: 1, total: 3, has_more: true };
 
   it('list --json passes the filters and prints the page', async () => {
     let query: Record<string, string> = {};

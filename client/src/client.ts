@@ -142,7 +142,7 @@ export class Memories {
  * const client = new MnemoClient({ apiKey: process.env.MNEMO_API_KEY });
  * const { status, version } = await client.health();
  * const page = await client.memories.list({ user_id: 'u_42' });
- * for (const memory of page.memories) console.log(memory.id, memory.text);
+ * for (const memory of page.results) console.log(memory.id, memory.text);
  * ```
  */
 export class MnemoClient {

@@ -40,7 +40,7 @@ describe('success paths', () => {
 
   it('memories.list() sends the query and returns the page', async () => {
     const { requests, record } = recorder();
-    const page = { memories: [memory()], page: 2, page_size: 10, total: 11, has_more: false };
+    const page = { results: [memory()], page: 2, page_size: 10, total: 11, has_more: false };
     server.use(
       http.get(`${BASE_URL}/v1/memories`, ({ request }) => {
         record(request);
@@ -72,7 +72,7 @@ describe('success paths', () => {
       http.get(`${BASE_URL}/v1/memories`, ({ request }) => {
         record(request);
         return HttpResponse.json({
-          memories: [],
+          results: [],
           page: 1,
           page_size: 20,
           total: 0,

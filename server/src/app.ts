@@ -14,8 +14,10 @@ import { RouteTable } from './http/route-table.js';
 import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
+import type { EmbeddingProvider } from './providers/embeddings/index.js';
 import type { ApiKeyService } from './services/api-keys.js';
 import type { AuditRecorder } from './services/audit.js';
+import type { QuotaGate } from './services/quota.js';
 
 export interface AppDeps {
   config: AppConfig;
@@ -23,6 +25,9 @@ export interface AppDeps {
   database: DatabaseHandle;
   apiKeys: ApiKeyService;
   audit: AuditRecorder;
+  /** Embeds memories on write and queries on search: one provider for both. */
+  embeddings: EmbeddingProvider;
+  quota: QuotaGate;
 }
 
 /** Hosted MCP paths: exempt from the Origin allowlist (they have their own IP rate limit). */

@@ -28,6 +28,13 @@ const EnvSchema = z.object({
   MNEMO_BOOTSTRAP_WORKSPACE: z.string().min(1).default('default'),
   MNEMO_EMBEDDINGS_PROVIDER: z.enum(['local', 'openai']).default('local'),
   MNEMO_EMBEDDINGS_MODEL: optionalString,
+  MNEMO_EMBEDDINGS_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  MNEMO_EMBEDDINGS_API_KEY: optionalString,
+  MNEMO_EMBEDDINGS_DIMENSIONS: optionalString.pipe(z.coerce.number().int().min(1).max(16000).optional()),
+  MNEMO_EMBEDDINGS_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
+  MNEMO_EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  MNEMO_DEDUPE_NEAR_THRESHOLD: z.coerce.number().min(0).max(1).default(0.9),
+  MNEMO_DEDUPE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
   MNEMO_STAGE: optionalString,
   GIT_SHA: optionalString,
   BUILD_VERSION: optionalString,
@@ -49,7 +56,13 @@ export interface AppConfig {
   /** A key to register for the first workspace at start-up, so scripts need not read logs. */
   bootstrapApiKey: string | undefined;
   bootstrapWorkspaceName: string;
-  embeddings: { provider: 'local' | 'openai'; model: string };
+  embeddings: EmbeddingsConfig;
+  dedupe: {
+    /** Lexical similarity (word-shingle Jaccard) at or above which a write is a near duplicate. */
+    nearThreshold: number;
+    /** Embedding cosine at or above which a write is a semantic duplicate. */
+    semanticThreshold: number;
+  };
   version: string;
   buildVersion: string | undefined;
   stage: string | undefined;
@@ -57,7 +70,22 @@ export interface AppConfig {
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
+export interface EmbeddingsConfig {
+  provider: 'local' | 'openai';
+  model: string;
+  /** OpenAI-compatible provider only. */
+  baseUrl: string;
+  apiKey: string | undefined;
+  /** Expected vector length (openai: default 1536); when set explicitly it is also sent to the API. */
+  dimensions: number;
+  sendDimensions: boolean;
+  batchSize: number;
+  timeoutMs: number;
+}
+
 export const SERVER_VERSION = '0.1.0';
+/** The spec's default query/chunk embedding dimension for the HTTP provider. */
+export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
 
 const DEFAULT_EMBEDDING_MODEL = { local: 'mnemo-local-v1', openai: 'text-embedding-3-small' } as const;
 
@@ -83,6 +111,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     embeddings: {
       provider: e.MNEMO_EMBEDDINGS_PROVIDER,
       model: e.MNEMO_EMBEDDINGS_MODEL ?? DEFAULT_EMBEDDING_MODEL[e.MNEMO_EMBEDDINGS_PROVIDER],
+      baseUrl: e.MNEMO_EMBEDDINGS_BASE_URL,
+      apiKey: e.MNEMO_EMBEDDINGS_API_KEY,
+      dimensions: e.MNEMO_EMBEDDINGS_DIMENSIONS ?? DEFAULT_HTTP_EMBEDDING_DIMENSIONS,
+      sendDimensions: e.MNEMO_EMBEDDINGS_DIMENSIONS !== undefined,
+      batchSize: e.MNEMO_EMBEDDINGS_BATCH_SIZE,
+      timeoutMs: e.MNEMO_EMBEDDINGS_TIMEOUT_MS,
+    },
+    dedupe: {
+      nearThreshold: e.MNEMO_DEDUPE_NEAR_THRESHOLD,
+      semanticThreshold: e.MNEMO_DEDUPE_SEMANTIC_THRESHOLD,
     },
     version: SERVER_VERSION,
     buildVersion: e.BUILD_VERSION,

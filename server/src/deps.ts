@@ -3,11 +3,14 @@ import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Logger } from './logger.js';
 import { ApiKeyService } from './services/api-keys.js';
+import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { AuditRecorder } from './services/audit.js';
+import { unlimitedQuota } from './services/quota.js';
 
 /** The services every door (REST now, MCP later) shares, over one open database. */
 export async function createDeps(config: AppConfig, logger: Logger, database: DatabaseHandle): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
-  return { config, logger, database, apiKeys, audit };
+  const embeddings = createEmbeddingProvider(config.embeddings);
+  return { config, logger, database, apiKeys, audit, embeddings, quota: unlimitedQuota };
 }

@@ -10,9 +10,9 @@ function positiveInt(name: string, raw: string | boolean | undefined, command: C
   return Number(raw);
 }
 
-function formatList({ memories, page, page_size, total, has_more }: ListMemoriesResponse): string {
-  if (memories.length === 0) return total === 0 ? 'no memories' : `no memories on page ${page}`;
-  const rows = memories.map((memory) => [
+function formatList({ results, page, page_size, total, has_more }: ListMemoriesResponse): string {
+  if (results.length === 0) return total === 0 ? 'no memories' : `no memories on page ${page}`;
+  const rows = results.map((memory) => [
     memory.id,
     memory.memory_type,
     `${memory.owner_type}:${memory.owner_id}`,

@@ -14,9 +14,17 @@ export const ErrorEnvelope = z.object({
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
+/**
+ * A string PostgreSQL can store: text and jsonb refuse the NUL character, so it is a 400 here
+ * rather than a failed insert later.
+ */
+export const PgString = z.string().refine((value) => !value.includes('\u0000'), {
+  message: 'must not contain the NUL character (\\u0000)',
+});
+
 /** Metadata values are flat scalars so that they can be filtered on. */
-export const MetadataValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-export const Metadata = z.record(MetadataValue);
+export const MetadataValue = z.union([PgString, z.number(), z.boolean(), z.null()]);
+export const Metadata = z.record(PgString, MetadataValue);
 export type Metadata = z.infer<typeof Metadata>;
 
 export const OWNER_TYPES = ['user', 'team', 'app'] as const;
@@ -33,7 +41,7 @@ export const IsoTimestamp = z
   .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'must be an ISO 8601 date or timestamp')
   .refine((value) => !Number.isNaN(Date.parse(value)), 'must be a valid date');
 
-const ownerId = z.string().min(1);
+const ownerId = PgString.pipe(z.string().min(1));
 
 /**
  * Owner identity: `userId`, `user_id`, `owner_id` and `entity_id` are aliases of one id;
@@ -76,9 +84,9 @@ export function checkOwnerAliases(
 
 /** Memories live in an owner's space, optionally narrowed by these three labels. */
 export const ScopeFields = z.object({
-  scope: z.string().optional(),
-  namespace: z.string().optional(),
-  containerTag: z.string().optional(),
+  scope: PgString.optional(),
+  namespace: PgString.optional(),
+  containerTag: PgString.optional(),
 });
 
 export const PageFields = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  PgString,
   IsoTimestamp,
   Metadata,
   MemoryType,
@@ -15,7 +16,7 @@ export const ChunkProfile = z.enum(CHUNK_PROFILES);
 
 /** The fields of a memory write, before the owner-alias check (MCP tools reuse this shape). */
 export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
-  text: z.string().min(1).max(50_000),
+  text: PgString.pipe(z.string().min(1).max(50_000)),
   metadata: Metadata.optional(),
   memory_type: MemoryType.optional(),
   /** Ranking multiplier: higher raises retrieval likelihood. */
@@ -26,7 +27,7 @@ export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
   /** When the fact became true; orders conflicting facts. */
   effective_at: IsoTimestamp.optional(),
   replaces_memory_id: z.string().uuid().optional(),
-  idempotency_key: z.string().min(8).max(128).optional(),
+  idempotency_key: PgString.pipe(z.string().min(8).max(128)).optional(),
 });
 
 export const MemoryInsertPayload = MemoryInsertFields.superRefine(checkOwnerAliases);
@@ -51,14 +52,17 @@ export const ExtractionOutcome = z.object({
 
 export const PII_HINTS = ['email', 'phone'] as const;
 
+/** Lifecycle facts about a newly inserted memory; the spec fixes the names, not which are present. */
 export const MemoryIntelligence = z.object({
+  /** SHA-256 of the canonical text (NFKC, lower case, punctuation and spacing folded). */
   canonical_hash: z.string(),
-  confidence: z.number(),
-  source_weight: z.number(),
-  priority_score: z.number(),
-  priority_tier: z.string(),
-  auto_pinned: z.boolean(),
-  conflict_state: z.enum(['none', 'resolved']),
+  confidence: z.number().optional(),
+  source_weight: z.number().optional(),
+  priority_score: z.number().optional(),
+  priority_tier: z.string().optional(),
+  auto_pinned: z.boolean().optional(),
+  /** `resolved` when this write superseded another memory. */
+  conflict_state: z.enum(['none', 'resolved']).optional(),
 });
 
 export const MemoryInsertResponse = z.object({
@@ -138,12 +142,12 @@ export const MetadataQuery = z.string().transform((raw, ctx) => {
 
 export const ListMemoriesQuery = z
   .object({
-    user_id: z.string().min(1).optional(),
-    owner_id: z.string().min(1).optional(),
-    entity_id: z.string().min(1).optional(),
+    user_id: PgString.pipe(z.string().min(1)).optional(),
+    owner_id: PgString.pipe(z.string().min(1)).optional(),
+    entity_id: PgString.pipe(z.string().min(1)).optional(),
     owner_type: OwnerType.optional(),
     entity_type: OwnerType.optional(),
-    namespace: z.string().optional(),
+    namespace: PgString.optional(),
     page: queryInt(1).optional(),
     page_size: queryInt(1, 100).optional(),
     memory_type: MemoryType.optional(),
@@ -155,7 +159,7 @@ export const ListMemoriesQuery = z
 export type ListMemoriesQuery = z.infer<typeof ListMemoriesQuery>;
 
 export const ListMemoriesResponse = PageFields.extend({
-  memories: z.array(Memory),
+  results: z.array(Memory),
   page_size: z.number().int().min(1),
 });
 export type ListMemoriesResponse = z.infer<typeof ListMemoriesResponse>;

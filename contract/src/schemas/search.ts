@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  PgString,
   IsoTimestamp,
   Metadata,
   MemoryType,
@@ -39,7 +40,7 @@ export type SearchFilters = z.infer<typeof SearchFilters>;
 
 /** The fields of a search or context call, before the owner-alias check. */
 export const SearchFields = OwnerFields.merge(ScopeFields).extend({
-  query: z.string().min(1).max(2000),
+  query: PgString.pipe(z.string().min(1).max(2000)),
   top_k: z.number().int().min(1).max(20).optional(),
   page: z.number().int().min(1).optional(),
   page_size: z.number().int().min(1).max(50).optional(),
@@ -95,7 +96,7 @@ export type ContextResponse = z.infer<typeof ContextResponse>;
 export const FeedbackPayload = z.object({
   feedback: z.enum(['positive', 'negative']),
   /** The x-request-id of the earlier search or context call. */
-  request_id: z.string().min(1).max(128),
+  request_id: PgString.pipe(z.string().min(1).max(128)),
 });
 export type FeedbackPayload = z.infer<typeof FeedbackPayload>;
 

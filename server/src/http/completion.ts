@@ -1,13 +1,28 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
+import type { NewAuditRecord } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
 import type { AuditRecorder } from '../services/audit.js';
 
 const MAX_PATH = 512;
 const MAX_USER_AGENT = 256;
 
+/** The audit fields a request determines by itself (everything but its outcome). */
+export function auditFields(req: Request): Omit<NewAuditRecord, 'status' | 'durationMs'> {
+  return {
+    requestId: req.requestId,
+    workspaceId: req.auth?.workspaceId ?? null,
+    apiKeyId: req.auth?.apiKeyId ?? null,
+    method: req.method,
+    path: req.path.slice(0, MAX_PATH),
+    ip: req.ip ?? null,
+    userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
+  };
+}
+
 /**
  * Registered first so that every request, whatever answers it, ends with one audit record and
- * one structured completion log line.
+ * one structured completion log line. A handler that wrote its own audit record inside its
+ * transaction (a memory write) sets `req.auditRecorded`.
  */
 export function completion({ logger, audit }: { logger: Logger; audit: AuditRecorder }): RequestHandler {
   return function completionMiddleware(req, res, next) {
@@ -17,23 +32,13 @@ export function completion({ logger, audit }: { logger: Logger; audit: AuditReco
       done = true;
       const durationMs = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
       const status = aborted && !res.headersSent ? 499 : res.statusCode;
-      const path = req.path.slice(0, MAX_PATH);
-      audit.record({
-        requestId: req.requestId,
-        workspaceId: req.auth?.workspaceId ?? null,
-        apiKeyId: req.auth?.apiKeyId ?? null,
-        method: req.method,
-        path,
-        status,
-        durationMs: Math.round(durationMs),
-        ip: req.ip ?? null,
-        userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
-      });
+      const fields = auditFields(req);
+      if (!req.auditRecorded) audit.record({ ...fields, status, durationMs: Math.round(durationMs) });
       logger.info(
         {
           request_id: req.requestId,
           method: req.method,
-          path,
+          path: fields.path,
           status,
           duration_ms: Math.round(durationMs * 10) / 10,
           workspace_id: req.auth?.workspaceId,

@@ -8,6 +8,8 @@ declare global {
       /** Correlation id: echoed from a sane incoming x-request-id, or made here. */
       requestId: string;
       startedAt: bigint;
+      /** Set when the handler already wrote this request's audit record (in its transaction). */
+      auditRecorded?: boolean;
     }
   }
 }

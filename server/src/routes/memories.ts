@@ -3,27 +3,36 @@ import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
 import type { AppDeps } from '../app.js';
 import { requireAuth } from '../http/auth.js';
+import { auditFields } from '../http/completion.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { deleteMemory, getMemory, listMemories } from '../services/memories.js';
+import { writeMemory } from '../services/memory-write.js';
 
 const s = initServer();
-
-/** Reads and deletes. The write pipeline (createMemory) is mounted with its own service. */
-const memoryReads = {
-  listMemories: contract.memories.listMemories,
-  getMemory: contract.memories.getMemory,
-  deleteMemory: contract.memories.deleteMemory,
-};
 
 export function mountMemoryRoutes(
   target: IRouter,
   table: RouteTable,
-  { database }: AppDeps,
+  { database, embeddings, quota, config }: AppDeps,
   middleware: RequestHandler[],
 ): void {
   const { db } = database;
-  const implementation = s.router(memoryReads, {
+  const implementation = s.router(contract.memories, {
+    createMemory: async ({ req, body, headers }) => {
+      const { workspaceId } = requireAuth(req);
+      const result = await writeMemory(
+        { db, embeddings, quota, config },
+        {
+          workspaceId,
+          payload: body,
+          piiScan: headers['x-safety-pii-scan'] === '1',
+          audit: { ...auditFields(req), startedAt: req.startedAt },
+        },
+      );
+      req.auditRecorded = result.audited;
+      return { status: 200, body: result.response };
+    },
     listMemories: async ({ req, query }) => ({
       status: 200,
       body: await listMemories(db, requireAuth(req).workspaceId, query),
@@ -37,5 +46,5 @@ export function mountMemoryRoutes(
       body: await deleteMemory(db, requireAuth(req).workspaceId, params.id),
     }),
   });
-  mountContract(target, table, memoryReads, implementation, middleware);
+  mountContract(target, table, contract.memories, implementation, middleware);
 }

@@ -1,6 +1,7 @@
 import type { HealthResponse, ReadyResponse, VersionedHealthResponse } from '@mnemo/contract';
 import type { AppConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
+import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import type { ApiKeyService } from './api-keys.js';
 
 export function health(config: AppConfig): HealthResponse {
@@ -13,11 +14,8 @@ export function health(config: AppConfig): HealthResponse {
   };
 }
 
-export function versionedHealth(config: AppConfig): VersionedHealthResponse {
-  return {
-    ...health(config),
-    embedding_model: `${config.embeddings.provider}/${config.embeddings.model}`,
-  };
+export function versionedHealth(config: AppConfig, embeddings: EmbeddingProvider): VersionedHealthResponse {
+  return { ...health(config), embedding_model: `${embeddings.provider}/${embeddings.model}` };
 }
 
 async function check(probe: () => Promise<boolean>): Promise<'ok' | 'error'> {

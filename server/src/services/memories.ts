@@ -86,7 +86,7 @@ export async function listMemories(
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
   return {
-    memories: rows.map(toMemory),
+    results: rows.map(toMemory),
     page,
     page_size: pageSize,
     total,

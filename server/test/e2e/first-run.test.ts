@@ -89,7 +89,7 @@ describeDb('first run of the server entry point', () => {
       expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String) });
       const keyed = await fetch(`${first.baseUrl}/v1/memories`, { headers: { authorization: `Bearer ${apiKey}` } });
       expect(keyed.status).toBe(200);
-      expect(await keyed.json()).toMatchObject({ memories: [], total: 0 });
+      expect(await keyed.json()).toMatchObject({ results: [], total: 0 });
       const anonymous = await fetch(`${first.baseUrl}/v1/memories`);
       expect(anonymous.status).toBe(401);
       const body = (await anonymous.json()) as { error: { code: string }; request_id: string };

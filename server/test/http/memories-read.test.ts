@@ -74,7 +74,7 @@ describeDb('memory reads and deletes', () => {
     const stillThere = await request(t.app).get(`/v1/memories/${foreignId}`).set(as(other));
     expect(stillThere.status).toBe(200);
     const list = await request(t.app).get('/v1/memories').set(as(t.tenant));
-    expect(list.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([aliceId, bobId].sort());
+    expect(list.body.results.map((m: { id: string }) => m.id).sort()).toEqual([aliceId, bobId].sort());
   });
 
   it('answers a malformed id with 404, not a database error', async () => {
@@ -85,7 +85,7 @@ describeDb('memory reads and deletes', () => {
   it('lists with owner, type, namespace and metadata filters and consistent paging', async () => {
     const byOwner = await request(t.app).get('/v1/memories').query({ user_id: 'alice' }).set(as(t.tenant));
     expect(byOwner.body).toMatchObject({ total: 1, page: 1, page_size: 20, has_more: false });
-    expect(byOwner.body.memories[0].id).toBe(aliceId);
+    expect(byOwner.body.results[0].id).toBe(aliceId);
     const byMeta = await request(t.app)
       .get('/v1/memories')
       .query({ metadata: JSON.stringify({ source: 'chat' }), memory_type: 'preference', namespace: 'prefs' })
@@ -95,7 +95,7 @@ describeDb('memory reads and deletes', () => {
     const page2 = await request(t.app).get('/v1/memories').query({ page_size: 1, page: 2 }).set(as(t.tenant));
     expect(page1.body).toMatchObject({ total: 2, has_more: true, page: 1 });
     expect(page2.body).toMatchObject({ total: 2, has_more: false, page: 2 });
-    expect(page1.body.memories[0].id).not.toBe(page2.body.memories[0].id);
+    expect(page1.body.results[0].id).not.toBe(page2.body.results[0].id);
   });
 
   it('deletes a memory with its chunks', async () => {

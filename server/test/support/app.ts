@@ -27,10 +27,13 @@ export function testConfig(env: Record<string, string> = {}): AppConfig {
 }
 
 /** The real app over a fresh database of the current backend (PGlite or PostgreSQL). */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota'>> = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);
-  const deps = await createDeps(config, createLogger(config.logLevel), database);
+  const deps = { ...(await createDeps(config, createLogger(config.logLevel), database)), ...overrides };
   const addTenant = async (name = 'test'): Promise<TestTenant> => {
     const workspace = await createWorkspace(database.db, { name });
     const key = await deps.apiKeys.mint(workspace.id, 'test');

@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       bootstrapApiKey: undefined,
       bootstrapWorkspaceName: 'default',
       embeddings: { provider: 'local', model: 'mnemo-local-v1' },
+      dedupe: { nearThreshold: 0.9, semanticThreshold: 0.95 },
     });
   });
 
@@ -31,7 +32,7 @@ describe('loadConfig', () => {
     expect(config.databaseUrl).toBe('postgres://u@h/db');
     expect(config.allowedOrigins).toEqual(['https://a.example', 'http://localhost:3000']);
     expect(config.maxBodyBytes).toBe(4096);
-    expect(config.embeddings).toEqual({ provider: 'openai', model: 'text-embedding-3-small' });
+    expect(config.embeddings).toMatchObject({ provider: 'openai', model: 'text-embedding-3-small', dimensions: 1536, sendDimensions: false });
   });
 
   it('treats empty strings as unset', () => {

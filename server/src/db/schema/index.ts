@@ -6,3 +6,4 @@ export * from './memory-chunks.js';
 export * from './memory-links.js';
 export * from './audit-log.js';
 export { parseVectorLiteral, toVectorLiteral } from './columns.js';
+export * from './idempotency-records.js';

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
+import { canonicalHash, canonicalText, lexicalSimilarity } from '../../src/text/canonical.js';
+import { scanPii } from '../../src/text/pii.js';
+import { stem } from '../../src/text/tokens.js';
+
+const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
+
+describe('local embedding provider', () => {
+  const provider = new LocalEmbeddingProvider();
+
+  it('is deterministic, unit length and of its declared dimension', async () => {
+    const [a, b] = await provider.embed(['Alice prefers oat milk', 'Alice prefers oat milk'], 'document');
+    expect(a).toEqual(b);
+    expect(a).toHaveLength(provider.dimension);
+    expect(Math.hypot(...(a ?? []))).toBeCloseTo(1, 10);
+    expect(provider.version).toBe('local:mnemo-local-v1:256');
+  });
+
+  it('ranks related text above unrelated text', () => {
+    const memory = provider.embedOne('Jane moved to Berlin last spring');
+    const related = provider.embedOne('Where does Jane live now? She moved to Berlin');
+    const unrelated = provider.embedOne('The quarterly invoice is overdue');
+    expect(cosine(memory, related)).toBeGreaterThan(0.3);
+    expect(cosine(memory, related)).toBeGreaterThan(cosine(memory, unrelated) + 0.2);
+  });
+
+  it('gives text of stopwords or symbols only a direction', () => {
+    for (const text of ['is it?', '!!!', '42']) {
+      expect(Math.hypot(...provider.embedOne(text))).toBeCloseTo(1, 10);
+    }
+  });
+});
+
+describe('canonical text and dedupe similarity', () => {
+  it('folds case, punctuation and spacing', () => {
+    expect(canonicalText('  Hello,   WORLD!! ')).toBe('hello world');
+    expect(canonicalHash('Hello, world')).toBe(canonicalHash('hello world!'));
+    expect(canonicalHash('hello world')).not.toBe(canonicalHash('hello word'));
+  });
+
+  it('scores near duplicates high and reordered or different text low', () => {
+    expect(lexicalSimilarity('Frank drives a blue Volvo to work', 'Frank drives a blue Volvo to work today')).toBeGreaterThan(0.8);
+    expect(lexicalSimilarity('dog bites man', 'man bites dog')).toBeLessThan(0.6);
+    expect(lexicalSimilarity('I like tea', 'Bob plays chess')).toBe(0);
+  });
+
+  it('stems the forms a memory is written in', () => {
+    expect(['moved', 'moving', 'moves'].map(stem)).toEqual(['move', 'move', 'move']);
+    expect(['cities', 'loved', 'hiking', 'running'].map(stem)).toEqual(['city', 'love', 'hike', 'run']);
+  });
+});
+
+describe('PII hints', () => {
+  it.each([
+    ['mail me at a.b+c@example.co.uk', ['email']],
+    ['call +1 (415) 555-0132 after 6', ['phone']],
+    ['my number is 020 7946 0958', ['phone']],
+    ['write to x@y.io or ring 4155550132', ['email', 'phone']],
+    ['the meeting is on 2026-01-31 at 10:30', []],
+    ['order 12345 shipped, 3.5 kg', []],
+    ['nothing personal here', []],
+  ])('%s → %j', (text, hints) => {
+    expect(scanPii(text)).toEqual(hints);
+  });
+});
