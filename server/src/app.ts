@@ -14,9 +14,12 @@ import { RouteTable } from './http/route-table.js';
 import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
+import { mountSearchRoutes } from './routes/search.js';
 import type { EmbeddingProvider } from './providers/embeddings/index.js';
+import type { Reranker } from './providers/rerank/index.js';
 import type { ApiKeyService } from './services/api-keys.js';
 import type { AuditRecorder } from './services/audit.js';
+import type { BackgroundTasks } from './services/background.js';
 import type { QuotaGate } from './services/quota.js';
 
 export interface AppDeps {
@@ -28,6 +31,10 @@ export interface AppDeps {
   /** Embeds memories on write and queries on search: one provider for both. */
   embeddings: EmbeddingProvider;
   quota: QuotaGate;
+  /** Undefined: no rerank step. */
+  reranker: Reranker | undefined;
+  /** Learning signals and search history: off the response path. */
+  background: BackgroundTasks;
 }
 
 /** Hosted MCP paths: exempt from the Origin allowlist (they have their own IP rate limit). */
@@ -65,6 +72,7 @@ export function createApp(deps: AppDeps): Express {
   });
   const tenant = [apiKeyAuth(deps)];
   mountMemoryRoutes(api, table, deps, tenant);
+  mountSearchRoutes(api, table, deps, tenant);
   app.use(api);
 
   app.use(notFound());

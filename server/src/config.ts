@@ -33,6 +33,15 @@ const EnvSchema = z.object({
   MNEMO_EMBEDDINGS_DIMENSIONS: optionalString.pipe(z.coerce.number().int().min(1).max(16000).optional()),
   MNEMO_EMBEDDINGS_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
   MNEMO_EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  MNEMO_RERANK_PROVIDER: z.enum(['none', 'local', 'http']).default('local'),
+  MNEMO_RERANK_BASE_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_RERANK_API_KEY: optionalString,
+  MNEMO_RERANK_MODEL: optionalString,
+  MNEMO_RERANK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  MNEMO_SEARCH_EXPLAIN: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((value) => value === 'true' || value === '1'),
   MNEMO_DEDUPE_NEAR_THRESHOLD: z.coerce.number().min(0).max(1).default(0.9),
   MNEMO_DEDUPE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
   MNEMO_STAGE: optionalString,
@@ -57,6 +66,9 @@ export interface AppConfig {
   bootstrapApiKey: string | undefined;
   bootstrapWorkspaceName: string;
   embeddings: EmbeddingsConfig;
+  rerank: RerankConfig;
+  /** Attach `_explain` (rrf_score, match_sources, vector_score, text_score) to every search result. */
+  searchExplain: boolean;
   dedupe: {
     /** Lexical similarity (word-shingle Jaccard) at or above which a write is a near duplicate. */
     nearThreshold: number;
@@ -83,6 +95,15 @@ export interface EmbeddingsConfig {
   timeoutMs: number;
 }
 
+export interface RerankConfig {
+  provider: 'none' | 'local' | 'http';
+  /** Cohere-style `POST {baseUrl}/rerank`; required for `http`. */
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
+  timeoutMs: number;
+}
+
 export const SERVER_VERSION = '0.1.0';
 /** The spec's default query/chunk embedding dimension for the HTTP provider. */
 export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
@@ -98,6 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.MNEMO_RERANK_PROVIDER === 'http' && !e.MNEMO_RERANK_BASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  MNEMO_RERANK_BASE_URL: required when MNEMO_RERANK_PROVIDER=http');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -118,6 +142,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       batchSize: e.MNEMO_EMBEDDINGS_BATCH_SIZE,
       timeoutMs: e.MNEMO_EMBEDDINGS_TIMEOUT_MS,
     },
+    rerank: {
+      provider: e.MNEMO_RERANK_PROVIDER,
+      baseUrl: e.MNEMO_RERANK_BASE_URL,
+      apiKey: e.MNEMO_RERANK_API_KEY,
+      model: e.MNEMO_RERANK_MODEL,
+      timeoutMs: e.MNEMO_RERANK_TIMEOUT_MS,
+    },
+    searchExplain: e.MNEMO_SEARCH_EXPLAIN,
     dedupe: {
       nearThreshold: e.MNEMO_DEDUPE_NEAR_THRESHOLD,
       semanticThreshold: e.MNEMO_DEDUPE_SEMANTIC_THRESHOLD,

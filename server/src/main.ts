@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     await closed;
     logger.debug('http server closed');
+    await deps.background.drain();
     await deps.audit.drain();
     logger.debug('audit drained');
     await database.close();

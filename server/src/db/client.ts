@@ -40,6 +40,13 @@ export interface OpenDatabaseOptions {
 
 const POSTGRES_POOL_SIZE = 10;
 
+/**
+ * pgvector 0.8: when a filtered (per-owner) query uses an HNSW index, keep scanning the graph
+ * until enough rows pass the filter instead of returning the few of the first ef_search
+ * neighbours that happen to belong to the owner. Order is re-established by the caller's sort.
+ */
+const SESSION_SETTINGS = { 'hnsw.iterative_scan': 'relaxed_order' } as const;
+
 /** Connects to PostgreSQL (when `databaseUrl` is set) or embedded PGlite, then applies migrations. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
@@ -47,7 +54,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 
 async function openPostgres(databaseUrl: string): Promise<DatabaseHandle> {
   await migratePostgres(databaseUrl);
-  const client = postgres(databaseUrl, { max: POSTGRES_POOL_SIZE, onnotice: () => {} });
+  const client = postgres(databaseUrl, {
+    max: POSTGRES_POOL_SIZE,
+    onnotice: () => {},
+    connection: SESSION_SETTINGS,
+  });
   const db = drizzlePostgres({ client, schema });
   return {
     db,
@@ -81,6 +92,7 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
   const db = drizzlePglite({ client, schema });
   try {
     await migratePglite(db);
+    for (const [name, value] of Object.entries(SESSION_SETTINGS)) await client.exec(`SET ${name} = '${value}'`);
   } catch (error) {
     await client.close();
     await unlock();

@@ -22,11 +22,9 @@ import { EmbeddingError } from '../providers/embeddings/index.js';
 import { canonicalHash, lexicalSimilarity } from '../text/canonical.js';
 import { scanPii } from '../text/pii.js';
 import { chunkText } from './chunking.js';
-import { ownerFromAliases } from './owner.js';
+import { resolveOwner } from './owner.js';
 import type { QuotaGate } from './quota.js';
 
-/** Owner of memories written without any owner id: the workspace's app itself. */
-export const DEFAULT_OWNER = { ownerId: 'default', ownerType: 'app' } as const;
 /** How many nearest memories the semantic dedupe pass compares against. */
 const DEDUPE_CANDIDATES = 5;
 
@@ -54,11 +52,9 @@ export interface WriteResult {
 
 /** The owner and labels a write lands in; any owner type without an id is the default owner. */
 export function memorySpace(workspaceId: string, payload: MemoryInsertPayload): MemorySpace {
-  const owner = ownerFromAliases(payload);
   return {
     workspaceId,
-    ownerId: owner.ownerId ?? DEFAULT_OWNER.ownerId,
-    ownerType: owner.ownerType ?? (owner.ownerId ? 'user' : DEFAULT_OWNER.ownerType),
+    ...resolveOwner(payload),
     scope: payload.scope ?? null,
     namespace: payload.namespace ?? null,
     containerTag: payload.containerTag ?? null,

@@ -47,6 +47,7 @@ export async function createTestApp(
     tenant,
     addTenant,
     close: async () => {
+      await deps.background.drain();
       await deps.audit.drain();
       await database.close();
     },

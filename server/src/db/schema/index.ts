@@ -7,3 +7,5 @@ export * from './memory-links.js';
 export * from './audit-log.js';
 export { parseVectorLiteral, toVectorLiteral } from './columns.js';
 export * from './idempotency-records.js';
+export * from './learning-signals.js';
+export * from './saved-searches.js';

@@ -38,6 +38,11 @@ export const memories = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }),
     effectiveAt: timestamp('effective_at', { withTimezone: true }),
     contentHash: text('content_hash').notNull(),
+    /**
+     * Explicit feedback, +1 per positive and -1 per negative vote weighted by the memory's rank
+     * in the voted result, clamped to ±3 so no single vote (or pile of votes) buries a memory.
+     */
+    feedbackScore: real('feedback_score').notNull().default(0),
     idempotencyKey: text('idempotency_key'),
     /** Set on child memories produced by extraction; they go when their parent goes. */
     parentMemoryId: uuid('parent_memory_id').references((): AnyPgColumn => memories.id, {

@@ -1,0 +1,56 @@
+import { contract } from '@mnemo/contract';
+import { initServer } from '@ts-rest/express';
+import type { IRouter, RequestHandler } from 'express';
+import type { AppDeps } from '../app.js';
+import { requireAuth } from '../http/auth.js';
+import { mountContract } from '../http/mount.js';
+import type { RouteTable } from '../http/route-table.js';
+import { buildContext } from '../services/retrieval/context.js';
+import { applyFeedback } from '../services/retrieval/feedback.js';
+import { searchMemories, type SearchDeps } from '../services/retrieval/search.js';
+
+const s = initServer();
+
+/** `x-save-history: 1` or `true`. */
+const wantsHistory = (value: string | undefined) => value === '1' || value?.toLowerCase() === 'true';
+
+export function searchDeps(deps: AppDeps): SearchDeps {
+  return {
+    db: deps.database.db,
+    embeddings: deps.embeddings,
+    reranker: deps.reranker,
+    background: deps.background,
+    logger: deps.logger,
+    explain: deps.config.searchExplain,
+  };
+}
+
+export function mountSearchRoutes(target: IRouter, table: RouteTable, deps: AppDeps, middleware: RequestHandler[]): void {
+  const retrieval = searchDeps(deps);
+  const implementation = s.router(contract.search, {
+    searchMemories: async ({ req, body, headers }) => {
+      const { results, page, page_size, total, has_more } = await searchMemories(retrieval, {
+        workspaceId: requireAuth(req).workspaceId,
+        requestId: req.requestId,
+        route: 'search',
+        payload: body,
+        saveHistory: wantsHistory(headers['x-save-history']),
+      });
+      return { status: 200, body: { results, page, page_size, total, has_more } };
+    },
+    getContext: async ({ req, body }) => ({
+      status: 200,
+      body: await buildContext(retrieval, {
+        workspaceId: requireAuth(req).workspaceId,
+        requestId: req.requestId,
+        route: 'context',
+        payload: body,
+      }),
+    }),
+    sendFeedback: async ({ req, body }) => ({
+      status: 200,
+      body: await applyFeedback(deps.database.db, requireAuth(req).workspaceId, body),
+    }),
+  });
+  mountContract(target, table, contract.search, implementation, middleware);
+}

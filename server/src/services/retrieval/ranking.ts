@@ -1,0 +1,146 @@
+import type { RecalledChunk } from '../../db/queries/recall.js';
+import { contentStems, stem, words } from '../../text/tokens.js';
+
+/** Reciprocal rank fusion constant (Cormack et al.): damps the weight of the very top ranks. */
+export const RRF_K = 60;
+
+export type RetrievalProfile = 'balanced' | 'recall' | 'precision';
+export type SearchMode = 'hybrid' | 'vector' | 'keyword';
+
+export interface ProfileSettings {
+  /** Candidates each recall fetches. */
+  recallLimit: number;
+  /** Fused candidates the reranker sees. */
+  rerankTop: number;
+  /** Share of the reranker's score in relevance after reranking. */
+  rerankWeight: number;
+  /** min_score when the request gives none. */
+  defaultMinScore: number;
+  /** Candidates with less direct evidence (vector or word overlap) than this are dropped. */
+  minEvidence: number;
+}
+
+/**
+ * `recall` looks wider and filters nothing extra; `precision` looks narrower, trusts the
+ * reranker more and drops weak matches.
+ */
+export const PROFILES: Record<RetrievalProfile, ProfileSettings> = {
+  balanced: { recallLimit: 50, rerankTop: 30, rerankWeight: 0.3, defaultMinScore: 0, minEvidence: 0.05 },
+  recall: { recallLimit: 150, rerankTop: 50, rerankWeight: 0.2, defaultMinScore: 0, minEvidence: 0 },
+  precision: { recallLimit: 30, rerankTop: 30, rerankWeight: 0.5, defaultMinScore: 0.3, minEvidence: 0.15 },
+};
+
+export interface Candidate extends Omit<RecalledChunk, 'score'> {
+  vectorRank?: number;
+  textRank?: number;
+  vectorScore?: number;
+  textScore?: number;
+  rrfScore: number;
+  /** Share of the query's content words found in the chunk (0..1). */
+  wordCoverage: number;
+  /** Relevance to the query alone (0..1), before lifecycle and learning factors. */
+  relevance: number;
+  rerankScore?: number;
+  /** Final score (0..1). */
+  score: number;
+}
+
+/** Fuses the recalls by RRF; each list must be in rank order. */
+export function fuse(vector: RecalledChunk[], text: RecalledChunk[]): Candidate[] {
+  const byChunk = new Map<string, Candidate>();
+  const take = (list: RecalledChunk[], source: 'vector' | 'text') => {
+    list.forEach(({ score, ...chunk }, index) => {
+      const rank = index + 1;
+      const candidate = byChunk.get(chunk.chunkId) ?? { ...chunk, rrfScore: 0, wordCoverage: 0, relevance: 0, score: 0 };
+      candidate.rrfScore += 1 / (RRF_K + rank);
+      if (source === 'vector') {
+        candidate.vectorRank = rank;
+        candidate.vectorScore = Math.max(0, score);
+      } else {
+        candidate.textRank = rank;
+        candidate.textScore = score;
+      }
+      byChunk.set(chunk.chunkId, candidate);
+    });
+  };
+  take(vector, 'vector');
+  take(text, 'text');
+  return [...byChunk.values()];
+}
+
+/** Query stems, once per query: content words, or every word when the query has none. */
+export function queryStems(query: string): Set<string> {
+  const stems = contentStems(query);
+  return new Set(stems.length > 0 ? stems : words(query).map(stem));
+}
+
+export function wordCoverage(queryTerms: Set<string>, text: string): number {
+  if (queryTerms.size === 0) return 0;
+  const terms = new Set(words(text).map(stem));
+  let found = 0;
+  for (const term of queryTerms) if (terms.has(term)) found += 1;
+  return found / queryTerms.size;
+}
+
+/**
+ * Relevance in 0..1 from the fused rank (how this candidate placed among the others) and direct
+ * evidence (how well it matches at all). Rank alone would give the best of bad matches a high
+ * score; evidence keeps `min_score` meaningful.
+ */
+export function relevance(candidate: Candidate, sources: number): number {
+  const bestPossibleRrf = sources / (RRF_K + 1);
+  const rrf = Math.min(1, candidate.rrfScore / bestPossibleRrf);
+  return 0.35 * rrf + 0.65 * evidence(candidate);
+}
+
+/**
+ * Direct evidence of a match: the embedding similarity and the query-word coverage combined as
+ * independent signals (1 - (1-v)(1-c)), so each adds to the other instead of the larger one
+ * hiding the smaller.
+ */
+export function evidence(candidate: Pick<Candidate, 'vectorScore' | 'wordCoverage'>): number {
+  const vector = Math.min(1, Math.max(0, candidate.vectorScore ?? 0));
+  return 1 - (1 - vector) * (1 - candidate.wordCoverage);
+}
+
+const TYPE_WEIGHT: Record<string, number> = {
+  pin: 1.3,
+  correction: 1.2,
+  fact: 1.1,
+  preference: 1.1,
+  event: 1,
+  task: 1,
+  note: 1,
+};
+
+const DAY_MS = 86_400_000;
+
+/**
+ * How much a memory's own qualities move its odds, independent of the query: type, importance
+ * (the spec's ranking multiplier), confidence, explicit feedback (×1.5 per full vote, bounded:
+ * ±3 votes at most, ×3.3 / ×0.30) and freshness (±10% over half a year).
+ */
+export function memoryFactor(candidate: Candidate, now: number): number {
+  const type = TYPE_WEIGHT[candidate.memoryType] ?? 1;
+  const importance = Math.pow(Math.min(100, Math.max(0.01, candidate.importance)), 0.2);
+  const confidence = candidate.confidence === null ? 1 : 0.6 + 0.4 * Math.min(1, Math.max(0, candidate.confidence));
+  const feedback = Math.exp(0.4 * Math.min(3, Math.max(-3, candidate.feedbackScore)));
+  const at = (candidate.effectiveAt ?? candidate.createdAt).getTime();
+  const ageDays = Math.max(0, (now - at) / DAY_MS);
+  const freshness = 0.9 + 0.2 * Math.exp(-ageDays / 180);
+  return type * importance * confidence * feedback * freshness;
+}
+
+/**
+ * Applies a multiplier in odds space: the score stays in 0..1, keeps its order among equals and
+ * never saturates at 1 (a clamp would make the strongest results tie).
+ */
+export function applyFactor(probability: number, factor: number): number {
+  const p = Math.min(0.999, Math.max(0.001, probability));
+  const odds = (p / (1 - p)) * factor;
+  return odds / (1 + odds);
+}
+
+export function byScore(a: Candidate, b: Candidate): number {
+  return b.score - a.score || a.chunkId.localeCompare(b.chunkId);
+}

@@ -1,0 +1,228 @@
+import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
+import type { Database } from '../../db/client.js';
+import { keywordRecall, vectorRecall, type RecallFilter, type RecalledChunk } from '../../db/queries/recall.js';
+import { insertLearningSignal, insertSavedSearch } from '../../db/queries/signals.js';
+import { ApiError } from '../../http/errors.js';
+import type { Logger } from '../../logger.js';
+import { EmbeddingError, type EmbeddingProvider } from '../../providers/embeddings/index.js';
+import type { Reranker } from '../../providers/rerank/types.js';
+import type { BackgroundTasks } from '../background.js';
+import { resolveOwner } from '../owner.js';
+import {
+  PROFILES,
+  applyFactor,
+  byScore,
+  evidence,
+  fuse,
+  memoryFactor,
+  queryStems,
+  relevance,
+  wordCoverage,
+  type Candidate,
+  type ProfileSettings,
+  type SearchMode,
+} from './ranking.js';
+
+/** Results per page when the request sets neither page_size nor top_k. */
+export const DEFAULT_PAGE_SIZE = 10;
+
+export interface SearchDeps {
+  db: Database;
+  embeddings: EmbeddingProvider;
+  /** Undefined: no rerank step. */
+  reranker: Reranker | undefined;
+  background: BackgroundTasks;
+  logger: Logger;
+  /** Operator setting: attach `_explain` to every result. */
+  explain: boolean;
+}
+
+export interface SearchRequest {
+  workspaceId: string;
+  requestId: string;
+  route: 'search' | 'context';
+  payload: SearchPayload;
+  saveHistory?: boolean;
+}
+
+export interface SearchOutcome {
+  results: SearchResultItem[];
+  /** The ranked candidates of this page, in order (context assembly reads them). */
+  hits: Candidate[];
+  page: number;
+  page_size: number;
+  total: number;
+  has_more: boolean;
+  filter: RecallFilter;
+  queryEmbedding: number[] | undefined;
+  queryTerms: Set<string>;
+}
+
+export function recallFilter(workspaceId: string, payload: SearchPayload): RecallFilter {
+  const filters = payload.filters ?? {};
+  const types = filters.memory_type === undefined ? undefined : [filters.memory_type].flat();
+  return {
+    workspaceId,
+    ...resolveOwner(payload),
+    ...(payload.scope !== undefined ? { scope: payload.scope } : {}),
+    ...(payload.namespace !== undefined ? { namespace: payload.namespace } : {}),
+    ...(payload.containerTag !== undefined ? { containerTag: payload.containerTag } : {}),
+    ...(types ? { memoryTypes: types } : {}),
+    ...(filters.metadata ? { metadata: filters.metadata, metadataMode: filters.filter_mode ?? 'and' } : {}),
+    ...(filters.start_time ? { createdFrom: new Date(filters.start_time) } : {}),
+    ...(filters.end_time ? { createdTo: new Date(filters.end_time) } : {}),
+  };
+}
+
+async function embedQuery(deps: SearchDeps, query: string, mode: SearchMode): Promise<number[] | undefined> {
+  if (mode === 'keyword') return undefined;
+  try {
+    const [vector] = await deps.embeddings.embed([query], 'query');
+    return vector;
+  } catch (error) {
+    if (!(error instanceof EmbeddingError)) throw error;
+    if (mode === 'vector') throw new ApiError('INTERNAL', `Query embedding failed: ${error.message}`);
+    // Hybrid degrades to keyword recall rather than failing the search.
+    deps.logger.warn({ err: error }, 'query embedding failed; hybrid search falls back to keyword recall');
+    return undefined;
+  }
+}
+
+async function rerank(deps: SearchDeps, query: string, candidates: Candidate[], profile: ProfileSettings): Promise<void> {
+  if (!deps.reranker || candidates.length === 0) return;
+  const top = [...candidates].sort((a, b) => b.relevance - a.relevance).slice(0, profile.rerankTop);
+  try {
+    const scores = await deps.reranker.rerank(query, top.map((candidate) => candidate.text));
+    top.forEach((candidate, i) => {
+      candidate.rerankScore = scores[i] ?? 0;
+      candidate.relevance = (1 - profile.rerankWeight) * candidate.relevance + profile.rerankWeight * candidate.rerankScore;
+    });
+  } catch (error) {
+    deps.logger.warn({ err: error, reranker: deps.reranker.name }, 'rerank failed; results keep their fused order');
+  }
+}
+
+/** One result per memory: its best-scoring chunk. */
+function bestChunkPerMemory(candidates: Candidate[]): Candidate[] {
+  const seen = new Set<string>();
+  return candidates.filter((candidate) => {
+    if (seen.has(candidate.memoryId)) return false;
+    seen.add(candidate.memoryId);
+    return true;
+  });
+}
+
+const round = (value: number) => Math.round(value * 10_000) / 10_000;
+
+function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
+  const item: SearchResultItem = {
+    chunk_id: candidate.chunkId,
+    memory_id: candidate.memoryId,
+    chunk_index: candidate.chunkIndex,
+    text: candidate.text,
+    score: round(candidate.score),
+  };
+  if (explain) {
+    item._explain = {
+      rrf_score: round(candidate.rrfScore),
+      match_sources: [
+        ...(candidate.vectorRank !== undefined ? (['vector'] as const) : []),
+        ...(candidate.textRank !== undefined ? (['text'] as const) : []),
+      ],
+      ...(candidate.vectorScore !== undefined ? { vector_score: round(candidate.vectorScore) } : {}),
+      ...(candidate.textScore !== undefined ? { text_score: round(candidate.textScore) } : {}),
+    };
+  }
+  return item;
+}
+
+/**
+ * Hybrid search: recall (vector and/or keyword, per `search_mode`) → RRF fusion → relevance
+ * (rank + direct evidence) → optional rerank → lifecycle and learning factors → min_score →
+ * one result per memory → page. Records the implicit learning signal in the background.
+ */
+export async function searchMemories(deps: SearchDeps, request: SearchRequest): Promise<SearchOutcome> {
+  const { payload } = request;
+  const mode: SearchMode = payload.search_mode ?? 'hybrid';
+  const profile = PROFILES[payload.retrieval_profile ?? 'balanced'];
+  const filter = recallFilter(request.workspaceId, payload);
+
+  const queryEmbedding = await embedQuery(deps, payload.query, mode);
+  const [vectorHits, textHits] = await Promise.all([
+    queryEmbedding ? vectorRecall(deps.db, filter, queryEmbedding, profile.recallLimit) : Promise.resolve<RecalledChunk[]>([]),
+    mode !== 'vector' ? keywordRecall(deps.db, filter, payload.query, profile.recallLimit) : Promise.resolve<RecalledChunk[]>([]),
+  ]);
+
+  const sources = mode === 'hybrid' && queryEmbedding ? 2 : 1;
+  const queryTerms = queryStems(payload.query);
+  const candidates = fuse(vectorHits, textHits).filter((candidate) => {
+    candidate.wordCoverage = wordCoverage(queryTerms, candidate.text);
+    candidate.relevance = relevance(candidate, sources);
+    return evidence(candidate) >= profile.minEvidence;
+  });
+  await rerank(deps, payload.query, candidates, profile);
+
+  const now = Date.now();
+  for (const candidate of candidates) {
+    candidate.score = applyFactor(candidate.relevance, memoryFactor(candidate, now));
+  }
+  const minScore = payload.min_score ?? profile.defaultMinScore;
+  const ranked = bestChunkPerMemory(candidates.sort(byScore)).filter((candidate) => candidate.score >= minScore);
+
+  const page = payload.page ?? 1;
+  const pageSize = payload.page_size ?? payload.top_k ?? DEFAULT_PAGE_SIZE;
+  const hits = ranked.slice((page - 1) * pageSize, page * pageSize);
+  const results = hits.map((candidate) => toResult(candidate, deps.explain));
+
+  recordSignals(deps, request, filter, results, page, pageSize);
+  return {
+    results,
+    hits,
+    page,
+    page_size: pageSize,
+    total: ranked.length,
+    has_more: page * pageSize < ranked.length,
+    filter,
+    queryEmbedding,
+    queryTerms,
+  };
+}
+
+function recordSignals(
+  deps: SearchDeps,
+  request: SearchRequest,
+  filter: RecallFilter,
+  results: SearchResultItem[],
+  page: number,
+  pageSize: number,
+): void {
+  const offset = (page - 1) * pageSize;
+  deps.background.run('learning signal', () =>
+    insertLearningSignal(deps.db, {
+      workspaceId: request.workspaceId,
+      requestId: request.requestId,
+      route: request.route,
+      ownerId: filter.ownerId,
+      ownerType: filter.ownerType,
+      query: request.payload.query,
+      results: results.map((result, i) => ({
+        memoryId: result.memory_id,
+        chunkId: result.chunk_id,
+        rank: offset + i + 1,
+        score: result.score,
+      })),
+    }),
+  );
+  if (request.saveHistory) {
+    deps.background.run('search history', () =>
+      insertSavedSearch(deps.db, {
+        workspaceId: request.workspaceId,
+        requestId: request.requestId,
+        ownerId: filter.ownerId,
+        ownerType: filter.ownerType,
+        query: request.payload.query,
+        payload: request.payload as Record<string, unknown>,
+      }),
+    );
+  }
+}

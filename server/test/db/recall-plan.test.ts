@@ -1,0 +1,69 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { executeRows } from '../../src/db/client.js';
+import { keywordRecallQuery, vectorRecallQuery, type RecallFilter } from '../../src/db/queries/recall.js';
+import { createWorkspace } from '../../src/db/queries/workspaces.js';
+import { memories, memoryChunks } from '../../src/db/schema/index.js';
+import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
+import { createTestDatabase, describeDb, type TestDatabase } from '../support/db.js';
+
+const OWNERS = 40;
+const MEMORIES_PER_OWNER = 50;
+const TOPICS = ['coffee', 'hiking', 'invoice', 'flight', 'allergy', 'piano', 'garden', 'salary', 'doctor', 'birthday'];
+
+describeDb('per-owner recall query plans', () => {
+  let db: TestDatabase;
+  let filter: RecallFilter;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const workspace = await createWorkspace(db.db, { name: 'plans' });
+    const embedder = new LocalEmbeddingProvider();
+    for (let owner = 0; owner < OWNERS; owner += 1) {
+      const rows = Array.from({ length: MEMORIES_PER_OWNER }, (_, i) => {
+        const text = `Owner ${owner} note ${i} about ${TOPICS[i % TOPICS.length]} and ${TOPICS[(i * 7 + owner) % TOPICS.length]}`;
+        return { id: crypto.randomUUID(), text };
+      });
+      await db.db.insert(memories).values(
+        rows.map((row) => ({ id: row.id, workspaceId: workspace.id, ownerId: `owner-${owner}`, ownerType: 'user', text: row.text, contentHash: row.id })),
+      );
+      await db.db.insert(memoryChunks).values(
+        rows.map((row) => ({
+          memoryId: row.id,
+          workspaceId: workspace.id,
+          ownerId: `owner-${owner}`,
+          ownerType: 'user',
+          chunkIndex: 0,
+          text: row.text,
+          embedding: embedder.embedOne(row.text),
+          embeddingProvider: 'local',
+          embeddingDimension: 256,
+          embeddingVersion: embedder.version,
+        })),
+      );
+    }
+    await db.db.execute(sql`analyze`);
+    filter = { workspaceId: workspace.id, ownerId: 'owner-7', ownerType: 'user' };
+  }, 120_000);
+  afterAll(async () => db?.close());
+
+  async function plan(query: { getSQL(): ReturnType<typeof sql> }): Promise<string> {
+    const rows = await executeRows<Record<string, string>>(db.db, sql`explain ${query.getSQL()}`);
+    return rows.map((row) => Object.values(row)[0]).join('\n');
+  }
+
+  it('vector recall for one owner uses indexes, never a sequential scan of chunks or memories', async () => {
+    const embedding = new LocalEmbeddingProvider().embedOne('coffee and hiking');
+    const text = await plan(vectorRecallQuery(db.db, filter, embedding, 50));
+    if (process.env.SHOW_PLANS) console.log(text);
+    expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
+    expect(text).toMatch(/Index Scan|Bitmap Index Scan|Index Only Scan/);
+    expect(text).toMatch(/memory_chunks_(workspace_owner_idx|embedding_256_hnsw)/);
+  });
+
+  it('keyword recall for one owner uses indexes, never a sequential scan of chunks or memories', async () => {
+    const text = await plan(keywordRecallQuery(db.db, filter, 'coffee hiking', 50));
+    if (process.env.SHOW_PLANS) console.log(text);
+    expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
+    expect(text).toMatch(/memory_chunks_(workspace_owner_idx|tsv_gin)/);
+  });
+});

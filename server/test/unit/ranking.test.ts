@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import type { RecalledChunk } from '../../src/db/queries/recall.js';
+import { RRF_K, applyFactor, evidence, fuse, memoryFactor, relevance, type Candidate } from '../../src/services/retrieval/ranking.js';
+
+const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): RecalledChunk => ({
+  chunkId: id,
+  memoryId: `m-${id}`,
+  chunkIndex: 0,
+  text: id,
+  memoryType: 'note',
+  importance: 1,
+  confidence: null,
+  feedbackScore: 0,
+  createdAt: new Date(),
+  effectiveAt: null,
+  score,
+  ...extra,
+});
+
+describe('fusion and scores', () => {
+  it('fuses by reciprocal rank and remembers each source', () => {
+    const fused = fuse([chunk('a', 0.9), chunk('b', 0.8)], [chunk('b', 0.5), chunk('c', 0.4)]);
+    const b = fused.find((c) => c.chunkId === 'b')!;
+    expect(b.rrfScore).toBeCloseTo(1 / (RRF_K + 2) + 1 / (RRF_K + 1), 12);
+    expect(b).toMatchObject({ vectorRank: 2, textRank: 1, vectorScore: 0.8, textScore: 0.5 });
+    const c = fused.find((candidate) => candidate.chunkId === 'c')!;
+    expect(c.textRank).toBe(2);
+    expect(c.vectorRank).toBeUndefined();
+  });
+
+  it('keeps relevance in 0..1 and lets evidence, not rank alone, decide', () => {
+    const [strong] = fuse([chunk('s', 0.9)], []);
+    const [weak] = fuse([chunk('w', 0.05)], []);
+    strong!.wordCoverage = 1;
+    weak!.wordCoverage = 0;
+    expect(relevance(strong!, 1)).toBeCloseTo(1, 5);
+    expect(relevance(weak!, 1)).toBeLessThan(0.45);
+    expect(evidence({ vectorScore: 0.5, wordCoverage: 0.5 })).toBeCloseTo(0.75, 10);
+  });
+
+  it('applies factors in odds space: bounded, monotone, never saturating', () => {
+    expect(applyFactor(0.5, 2)).toBeCloseTo(2 / 3, 10);
+    expect(applyFactor(0.99, 3)).toBeLessThan(1);
+    expect(applyFactor(0.99, 3)).toBeGreaterThan(applyFactor(0.98, 3));
+    expect(applyFactor(0.2, 0.1)).toBeGreaterThan(0);
+  });
+
+  it('bounds what feedback, importance and age can do', () => {
+    const now = Date.now();
+    const base = { ...chunk('x', 0), rrfScore: 0, wordCoverage: 0, relevance: 0, score: 0 } as Candidate;
+    const factor = (extra: Partial<Candidate>) => memoryFactor({ ...base, ...extra }, now);
+    expect(factor({ feedbackScore: -100 })).toBeCloseTo(factor({ feedbackScore: -3 }), 12);
+    expect(factor({ feedbackScore: -3 })).toBeGreaterThan(0.29);
+    expect(factor({ feedbackScore: 1 })).toBeGreaterThan(factor({}));
+    expect(factor({ importance: 100 })).toBeGreaterThan(factor({ importance: 1 }));
+    expect(factor({ importance: 0.01 })).toBeLessThan(factor({ importance: 1 }));
+    expect(factor({ memoryType: 'pin' })).toBeGreaterThan(factor({ memoryType: 'note' }));
+    const old = factor({ createdAt: new Date(now - 3 * 365 * 86_400_000) });
+    expect(old).toBeLessThan(factor({}));
+    expect(old).toBeGreaterThanOrEqual(0.9);
+  });
+});
