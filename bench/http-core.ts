@@ -41,7 +41,13 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function load(name: string, url: string, headers: Record<string, string>, count: number): Promise<Result> {
+async function load(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  count: number,
+  body?: unknown,
+): Promise<Result> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -49,7 +55,12 @@ async function load(name: string, url: string, headers: Record<string, string>, 
     while (next < count) {
       next += 1;
       const t0 = performance.now();
-      const res = await fetch(url, { headers });
+      const res = await fetch(
+        url,
+        body === undefined
+          ? { headers }
+          : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      );
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status}`);
       latencies.push(performance.now() - t0);
@@ -81,20 +92,41 @@ async function main(): Promise<void> {
   bare.get('/v1/memories', (_req, res) => {
     res.json({ results: [], page: 1, page_size: 20, total: 0, has_more: false });
   });
+  bare.post('/v1/search', (_req, res) => {
+    res.json({ results: [], page: 1, page_size: 10, total: 0, has_more: false });
+  });
+
+  // One owner with SEARCH_MEMORIES memories to search through.
+  const SEARCH_MEMORIES = Number(process.env.BENCH_SEARCH_MEMORIES ?? 300);
+  const topics = ['coffee', 'hiking', 'invoice', 'flight', 'allergy', 'piano', 'garden', 'salary', 'doctor', 'birthday'];
+  const seed = await listen(createApp(deps));
+  for (let i = 0; i < SEARCH_MEMORIES; i += 1) {
+    await fetch(`${seed.base}/v1/memories`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.plaintext}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        user_id: 'bench-user',
+        text: `Note ${i}: the user mentioned ${topics[i % 10]} and ${topics[(i * 7) % 10]} on day ${i % 31}`,
+      }),
+    }).then((res) => res.arrayBuffer());
+  }
+  seed.server.close();
   const baseline = await listen(bare);
 
   const auth = { authorization: `Bearer ${key.plaintext}` };
-  const scenarios: Array<[string, string, string, Record<string, string>]> = [
+  const search = { query: 'when did the user talk about coffee and hiking?', user_id: 'bench-user' };
+  const scenarios: Array<[string, string, string, Record<string, string>, unknown?]> = [
     ['GET /healthz', '/healthz', '/healthz', {}],
     ['GET /v1/memories (auth + DB read)', '/v1/memories', '/v1/memories', auth],
+    [`POST /v1/search (hybrid, ${SEARCH_MEMORIES} memories)`, '/v1/search', '/v1/search', auth, search],
   ];
 
   const rows: Array<{ scenario: string; base: Result; ours: Result }> = [];
-  for (const [scenario, path, basePath, headers] of scenarios) {
-    await load('warmup', baseline.base + basePath, headers, WARMUP);
-    await load('warmup', mnemo.base + path, headers, WARMUP);
-    const base = await load(`${scenario} baseline`, baseline.base + basePath, headers, REQUESTS);
-    const ours = await load(`${scenario} mnemo`, mnemo.base + path, headers, REQUESTS);
+  for (const [scenario, path, basePath, headers, body] of scenarios) {
+    await load('warmup', baseline.base + basePath, headers, WARMUP, body);
+    await load('warmup', mnemo.base + path, headers, WARMUP, body);
+    const base = await load(`${scenario} baseline`, baseline.base + basePath, headers, REQUESTS, body);
+    const ours = await load(`${scenario} mnemo`, mnemo.base + path, headers, REQUESTS, body);
     await deps.audit.drain();
     rows.push({ scenario, base, ours });
   }

@@ -3,10 +3,10 @@ import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   OpenAIEmbeddingProvider,
-  retryAfterMs,
   type OpenAIEmbeddingOptions,
 } from '../../src/providers/embeddings/openai.js';
 import { EmbeddingError } from '../../src/providers/embeddings/types.js';
+import { retryAfterMs } from '../../src/providers/http-retry.js';
 
 const BASE = 'https://embeddings.test/v1';
 const URL_ = `${BASE}/embeddings`;
