@@ -2,6 +2,7 @@ import { buildOpenApiDocument, contract } from '@mnemo/contract';
 import express, { type Express } from 'express';
 import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
+import type { StatisticsKeeper } from './db/statistics.js';
 import { apiKeyAuth } from './http/auth.js';
 import { bodyLimit, jsonBody } from './http/body.js';
 import { completion } from './http/completion.js';
@@ -35,6 +36,7 @@ export interface AppDeps {
   reranker: Reranker | undefined;
   /** Learning signals and search history: off the response path. */
   background: BackgroundTasks;
+  statistics: StatisticsKeeper;
 }
 
 /** Hosted MCP paths: exempt from the Origin allowlist (they have their own IP rate limit). */

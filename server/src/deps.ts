@@ -1,6 +1,7 @@
 import type { AppDeps } from './app.js';
 import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
+import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
@@ -14,6 +15,8 @@ export async function createDeps(config: AppConfig, logger: Logger, database: Da
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
   const embeddings = createEmbeddingProvider(config.embeddings);
+  const statistics = new StatisticsKeeper(database, logger);
+  await statistics.analyze();
   return {
     config,
     logger,
@@ -24,5 +27,6 @@ export async function createDeps(config: AppConfig, logger: Logger, database: Da
     quota: unlimitedQuota,
     reranker: createReranker(config.rerank),
     background: new BackgroundTasks(logger),
+    statistics,
   };
 }

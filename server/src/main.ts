@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     await closed;
     logger.debug('http server closed');
     await deps.background.drain();
+    await deps.statistics.drain();
     await deps.audit.drain();
     logger.debug('audit drained');
     await database.close();

@@ -14,7 +14,7 @@ const s = initServer();
 export function mountMemoryRoutes(
   target: IRouter,
   table: RouteTable,
-  { database, embeddings, quota, config }: AppDeps,
+  { database, embeddings, quota, config, statistics }: AppDeps,
   middleware: RequestHandler[],
 ): void {
   const { db } = database;
@@ -22,7 +22,7 @@ export function mountMemoryRoutes(
     createMemory: async ({ req, body, headers }) => {
       const { workspaceId } = requireAuth(req);
       const result = await writeMemory(
-        { db, embeddings, quota, config },
+        { db, embeddings, quota, config, onRowsWritten: (rows) => statistics.noteChanges(rows) },
         {
           workspaceId,
           payload: body,

@@ -33,6 +33,8 @@ export interface MemoryWriteDeps {
   embeddings: EmbeddingProvider;
   quota: QuotaGate;
   config: Pick<AppConfig, 'dedupe'>;
+  /** Told how many rows a committed write added, to keep planner statistics fresh. */
+  onRowsWritten?: (rows: number) => void;
 }
 
 export interface WriteRequest {
@@ -198,6 +200,7 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
       return response;
     });
     await (result.response.deduped ? reservation.release() : reservation.commit());
+    if (!result.response.deduped && result.audited) deps.onRowsWritten?.(1 + chunks.length);
     return result;
   } catch (error) {
     await reservation.release();

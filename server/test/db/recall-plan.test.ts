@@ -9,6 +9,7 @@ import { createTestDatabase, describeDb, type TestDatabase } from '../support/db
 
 const OWNERS = 40;
 const MEMORIES_PER_OWNER = 50;
+const FILLER_MEMORIES = 30_000;
 const TOPICS = ['coffee', 'hiking', 'invoice', 'flight', 'allergy', 'piano', 'garden', 'salary', 'doctor', 'birthday'];
 
 describeDb('per-owner recall query plans', () => {
@@ -41,6 +42,17 @@ describeDb('per-owner recall query plans', () => {
         })),
       );
     }
+    // Many more memories of other owners in the same workspace (no embeddings needed): a plan
+    // that scans the workspace would read all of them.
+    await db.db.execute(sql`
+      with filler as (
+        insert into memories (workspace_id, owner_id, owner_type, text, content_hash)
+        select ${workspace.id}::uuid, 'filler-' || (g % 500), 'user', 'filler memory ' || g, md5(g::text)
+        from generate_series(1, ${FILLER_MEMORIES}) g
+        returning id, owner_id, text
+      )
+      insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text)
+      select id, ${workspace.id}::uuid, owner_id, 'user', 0, text from filler`);
     await db.db.execute(sql`analyze`);
     filter = { workspaceId: workspace.id, ownerId: 'owner-7', ownerType: 'user' };
   }, 120_000);

@@ -48,6 +48,7 @@ export async function createTestApp(
     addTenant,
     close: async () => {
       await deps.background.drain();
+      await deps.statistics.drain();
       await deps.audit.drain();
       await database.close();
     },

@@ -43,11 +43,9 @@ function recallConditions(filter: RecallFilter): SQL[] {
     eq(memoryChunks.workspaceId, filter.workspaceId),
     eq(memoryChunks.ownerType, filter.ownerType),
     eq(memoryChunks.ownerId, filter.ownerId),
-    // The same on the memory side (redundant for correctness) lets the planner read the owner's
-    // memories through their index instead of scanning every memory to join.
-    eq(memories.workspaceId, filter.workspaceId),
-    eq(memories.ownerType, filter.ownerType),
-    eq(memories.ownerId, filter.ownerId),
+    // Owner conditions stay on the chunk side only: repeating them on the memory side makes the
+    // planner multiply their selectivities, expect one row, and join by scanning the workspace's
+    // memories per chunk. Alone, they lead to one primary-key lookup per recalled chunk.
     // Replaced and archived memories never come back; neither do expired ones the hygiene job
     // has not archived yet.
     eq(memories.lifecycleState, 'active'),
