@@ -89,6 +89,18 @@ export type MemoryInsertResponse = z.infer<typeof MemoryInsertResponse>;
 export const LIFECYCLE_STATES = ['active', 'replaced', 'archived'] as const;
 export const LifecycleState = z.enum(LIFECYCLE_STATES);
 
+/** Why a memory's lifecycle changed: the rule, and the other memory involved. */
+export const LifecycleEvent = z.object({
+  /** replaced, merged, archived, extracted */
+  event: z.string(),
+  /** replaces_memory_id, conflict, conflict_older, correction, evolution, expiry, hygiene_duplicate, extractor:<name> */
+  rule: z.string(),
+  related_memory_id: z.string().uuid().nullable(),
+  details: z.record(z.unknown()),
+  at: z.string(),
+});
+export type LifecycleEvent = z.infer<typeof LifecycleEvent>;
+
 /** A stored memory as reads return it. */
 export const Memory = z.object({
   id: z.string().uuid(),
@@ -109,6 +121,12 @@ export const Memory = z.object({
   effective_at: z.string().nullable(),
   parent_memory_id: z.string().uuid().nullable(),
   replaced_by_memory_id: z.string().uuid().nullable(),
+  pinned: z.boolean(),
+  source_weight: z.number(),
+  priority_score: z.number().nullable(),
+  /** Facts the text states, as conflict resolution reads them. */
+  claims: z.array(z.object({ subject: z.string(), attribute: z.string(), value: z.string() })),
+  lifecycle_events: z.array(LifecycleEvent),
   chunks: z.number().int().min(0),
   created_at: z.string(),
   updated_at: z.string(),

@@ -1,4 +1,5 @@
 import type {
+  LifecycleEvent,
   DeleteMemoryResponse,
   ListMemoriesQuery,
   ListMemoriesResponse,
@@ -11,13 +12,39 @@ import {
   listMemories as listMemoryRows,
   type MemoryWithChunkCount,
 } from '../db/queries/memories.js';
+import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
+import type { MemoryLifecycleEvent } from '../db/schema/index.js';
 import { ApiError } from '../http/errors.js';
 import { ownerFromAliases } from './owner.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function toMemory(row: MemoryWithChunkCount): Memory {
+function toLifecycleEvent(event: MemoryLifecycleEvent): LifecycleEvent {
+  return {
+    event: event.event,
+    rule: event.rule,
+    related_memory_id: event.relatedMemoryId,
+    details: event.details,
+    at: event.createdAt.toISOString(),
+  };
+}
+
+/** Memory objects with their lifecycle events (one query for the whole page). */
+async function toMemories(db: Database, rows: MemoryWithChunkCount[]): Promise<Memory[]> {
+  const events = await lifecycleEventsFor(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) =>
+    toMemory(
+      row,
+      events.filter((event) => event.memoryId === row.id),
+    ),
+  );
+}
+
+function toMemory(row: MemoryWithChunkCount, events: MemoryLifecycleEvent[]): Memory {
   return {
     id: row.id,
     text: row.text,
@@ -37,6 +64,11 @@ function toMemory(row: MemoryWithChunkCount): Memory {
     effective_at: row.effectiveAt?.toISOString() ?? null,
     parent_memory_id: row.parentMemoryId,
     replaced_by_memory_id: row.replacedByMemoryId,
+    pinned: row.pinned,
+    source_weight: row.sourceWeight,
+    priority_score: row.priorityScore,
+    claims: row.claims,
+    lifecycle_events: events.map(toLifecycleEvent),
     chunks: row.chunkCount,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -52,7 +84,8 @@ export async function getMemory(db: Database, workspaceId: string, id: string): 
   if (!UUID.test(id)) throw notFound(id);
   const row = await getMemoryById(db, workspaceId, id);
   if (!row) throw notFound(id);
-  return toMemory(row);
+  const [memory] = await toMemories(db, [row]);
+  return memory ?? toMemory(row, []);
 }
 
 export async function deleteMemory(
@@ -86,7 +119,7 @@ export async function listMemories(
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
   return {
-    results: rows.map(toMemory),
+    results: await toMemories(db, rows),
     page,
     page_size: pageSize,
     total,

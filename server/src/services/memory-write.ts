@@ -10,22 +10,27 @@ import {
   getIdempotencyRecord,
   insertMemoryWithChunks,
   lockMemoryOfOwner,
+  linkMemories,
   lockSpaceContent,
   markReplaced,
   type MemorySpace,
   type Queryable,
 } from '../db/queries/memory-writes.js';
-import type { NewAuditRecord } from '../db/schema/index.js';
+import { findClaimHolders, insertLifecycleEvents, rewriteMemory } from '../db/queries/lifecycle.js';
+import type { NewAuditRecord, NewMemoryLifecycleEvent } from '../db/schema/index.js';
 import { ApiError } from '../http/errors.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import { EmbeddingError } from '../providers/embeddings/index.js';
-import { canonicalHash, lexicalSimilarity } from '../text/canonical.js';
+import { canonicalHash } from '../text/canonical.js';
 import { scanPii } from '../text/pii.js';
 import { chunkText } from './chunking.js';
+import { decideLifecycle } from './lifecycle/decide.js';
+import { ExtractionError, type ExtractedMemory, type Extractor } from './lifecycle/extraction/types.js';
+import { assessMemory, type MemoryAssessment } from './lifecycle/intelligence.js';
 import { resolveOwner } from './owner.js';
 import type { QuotaGate } from './quota.js';
 
-/** How many nearest memories the semantic dedupe pass compares against. */
+/** How many nearest memories the dedupe and evolution passes compare against. */
 const DEDUPE_CANDIDATES = 5;
 
 export interface MemoryWriteDeps {
@@ -33,6 +38,8 @@ export interface MemoryWriteDeps {
   embeddings: EmbeddingProvider;
   quota: QuotaGate;
   config: Pick<AppConfig, 'dedupe'>;
+  /** Splits memories into children; undefined: extraction does not run. */
+  extractor?: Extractor | undefined;
   /** Told how many rows a committed write added, to keep planner statistics fresh. */
   onRowsWritten?: (rows: number) => void;
 }
@@ -92,18 +99,74 @@ function reusedKey(): ApiError {
 /** Thrown inside the transaction when a concurrent write with the same key committed first. */
 class LostIdempotencyRace extends Error {}
 
-function extractionOutcome(payload: MemoryInsertPayload): MemoryInsertResponse['extraction'] {
-  // Extraction into child memories is not built yet: nothing runs, and the reason says whether
-  // the caller turned it off.
-  return payload.extract === false
-    ? { status: 'skipped', reason: 'user_disabled' }
-    : { status: 'skipped', reason: 'none' };
+/** Below this importance a memory is not worth splitting into children. */
+export const MIN_IMPORTANCE_TO_EXTRACT = 0.1;
+/** The spec's cap on child memories per write. */
+export const MAX_CHILDREN = 10;
+
+interface Extraction {
+  outcome: MemoryInsertResponse['extraction'];
+  children: ExtractedMemory[];
+}
+
+/** Runs before the transaction (a model call must not hold it open); never fails the write. */
+async function extract(deps: MemoryWriteDeps, payload: MemoryInsertPayload): Promise<Extraction> {
+  if (payload.extract === false) return { outcome: { status: 'skipped', reason: 'user_disabled' }, children: [] };
+  if ((payload.importance ?? 1) < MIN_IMPORTANCE_TO_EXTRACT) {
+    return { outcome: { status: 'skipped', reason: 'low_importance' }, children: [] };
+  }
+  if (!deps.extractor) return { outcome: { status: 'skipped', reason: 'none' }, children: [] };
+  try {
+    const found = await deps.extractor.extract(payload.text, { maxItems: MAX_CHILDREN });
+    const parent = canonicalHash(payload.text);
+    const seen = new Set<string>([parent]);
+    const children = found.filter((child) => {
+      const hash = canonicalHash(child.text);
+      if (seen.has(hash)) return false;
+      seen.add(hash);
+      return true;
+    });
+    return { outcome: { status: 'run' }, children: children.slice(0, MAX_CHILDREN) };
+  } catch (error) {
+    if (!(error instanceof ExtractionError)) throw error;
+    return { outcome: { status: 'degraded', reason: 'extraction_error', error: error.message }, children: [] };
+  }
+}
+
+function intelligence(assessment: MemoryAssessment, contentHash: string, resolved: boolean): MemoryIntelligenceBody {
+  return {
+    canonical_hash: contentHash,
+    confidence: assessment.confidence,
+    source_weight: assessment.sourceWeight,
+    priority_score: assessment.priorityScore,
+    priority_tier: assessment.priorityTier,
+    auto_pinned: assessment.pinned,
+    conflict_state: resolved ? 'resolved' : 'none',
+  };
+}
+
+type MemoryIntelligenceBody = NonNullable<MemoryInsertResponse['intelligence']>;
+
+/** The columns a write derives from the text and payload. */
+function assessedColumns(assessment: MemoryAssessment) {
+  return {
+    confidence: assessment.confidence,
+    volatility: assessment.volatility,
+    expiresAt: assessment.expiresAt,
+    claims: assessment.claims,
+    claimKeys: assessment.claimKeys,
+    pinned: assessment.pinned,
+    sourceWeight: assessment.sourceWeight,
+    priorityScore: assessment.priorityScore,
+  };
 }
 
 /**
- * POST /v1/memories: idempotency → owner space → chunking → quota reservation → embedding →
- * dedupe → one transaction (supersession, memory + chunks, idempotency record, audit) → commit
- * of the reservation.
+ * POST /v1/memories: idempotency → owner space → assessment (confidence, volatility, claims) →
+ * exact dedupe → chunking → quota reservation → extraction → embedding (memory and children in
+ * one batch) → lifecycle decision (dedupe, conflict, correction, evolution) → one transaction
+ * (supersessions, memory + chunks, children + links, lifecycle events, idempotency record,
+ * audit) → commit of the reservation.
  */
 export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest): Promise<WriteResult> {
   const { payload, workspaceId } = request;
@@ -119,15 +182,21 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
   const replacesId = payload.replaces_memory_id;
   if (replacesId && !(await lockMemoryOfOwner(deps.db, space, replacesId))) throw unknownReplacement(replacesId);
 
-  const extraction = extractionOutcome(payload);
+  const now = new Date();
+  const memoryType = payload.memory_type ?? 'note';
+  const importance = payload.importance ?? 1;
+  const metadata = payload.metadata ?? {};
+  const effectiveAt = payload.effective_at ? new Date(payload.effective_at) : null;
+  const assessment = assessMemory({ text: payload.text, memoryType, importance, metadata, effectiveAt }, now);
   const piiHints = request.piiScan ? scanPii(payload.text) : [];
   const safety = piiHints.length > 0 ? { safety: { pii_hints: piiHints } } : {};
+  const notExtracted: MemoryInsertResponse['extraction'] = { status: 'skipped', reason: 'none' };
 
   // A rewrite of a memory on purpose is never a duplicate of it.
   if (!replacesId) {
     const exact = await findLiveByContentHash(deps.db, space, contentHash);
     if (exact) {
-      const response = dedupedResponse(exact.id, extraction, safety);
+      const response = dedupedResponse(exact.id, notExtracted, safety);
       return commitWrite(deps.db, request, idempotencyKey, hash, async () => response);
     }
   }
@@ -135,72 +204,169 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
   const chunks = chunkText(payload.text, payload.chunk_profile ?? 'balanced');
   const reservation = await deps.quota.reserve({ workspaceId, writes: 1, embeds: chunks.length });
   try {
-    const vectors = await embed(deps.embeddings, chunks);
+    const parentVectors = await embed(deps.embeddings, chunks);
 
-    if (!replacesId && vectors[0]) {
-      const duplicate = await findDuplicate(deps, space, payload.text, chunks.length, vectors[0]);
-      if (duplicate) {
-        const response = dedupedResponse(duplicate.memoryId, extraction, safety, duplicate.kind);
-        const result = await commitWrite(deps.db, request, idempotencyKey, hash, async () => response);
-        await reservation.release();
-        return result;
-      }
-    }
-
-    const memoryId = randomUUID();
-    const response: MemoryInsertResponse = {
-      memory_id: memoryId,
-      stored: true,
-      extraction,
-      chunks: chunks.length,
-      ...safety,
-      intelligence: {
-        canonical_hash: contentHash,
-        auto_pinned: payload.memory_type === 'pin',
-        conflict_state: replacesId ? 'resolved' : 'none',
-      },
-      ...(replacesId ? { superseded_memory_id: replacesId } : {}),
-    };
-
-    const result = await commitWrite(deps.db, request, idempotencyKey, hash, async (tx) => {
-      if (!replacesId) {
-        await lockSpaceContent(tx, space, contentHash);
-        const raced = await findLiveByContentHash(tx, space, contentHash);
-        if (raced) return dedupedResponse(raced.id, extraction, safety);
-      } else if (!(await lockMemoryOfOwner(tx, space, replacesId))) {
-        throw unknownReplacement(replacesId);
-      }
-      await insertMemoryWithChunks(
-        tx,
-        {
-          id: memoryId,
-          ...space,
-          text: payload.text,
-          metadata: payload.metadata ?? {},
-          memoryType: payload.memory_type ?? 'note',
-          importance: payload.importance ?? 1,
-          chunkProfile: payload.chunk_profile ?? 'balanced',
-          effectiveAt: payload.effective_at ? new Date(payload.effective_at) : null,
-          contentHash,
-          idempotencyKey: idempotencyKey ?? null,
-        },
-        chunks.map((text, chunkIndex) => ({
-          workspaceId,
-          ownerId: space.ownerId,
-          ownerType: space.ownerType,
-          chunkIndex,
-          text,
-          embedding: vectors[chunkIndex] ?? null,
-          embeddingProvider: deps.embeddings.provider,
-          embeddingDimension: deps.embeddings.dimension,
-          embeddingVersion: deps.embeddings.version,
-        })),
-      );
-      if (replacesId) await markReplaced(tx, replacesId, memoryId);
-      return response;
+    const [nearest, claimHolders] = await Promise.all([
+      parentVectors[0] ? findNearestLiveMemories(deps.db, space, parentVectors[0], DEDUPE_CANDIDATES) : Promise.resolve([]),
+      findClaimHolders(deps.db, space, assessment.claimKeys),
+    ]);
+    const decision = decideLifecycle({
+      text: payload.text,
+      memoryType,
+      chunkCount: chunks.length,
+      assessment,
+      effectiveAt: effectiveAt ?? now,
+      explicitEffectiveAt: effectiveAt !== null,
+      ...(replacesId ? { replacesId } : {}),
+      nearest,
+      claimHolders,
+      thresholds: deps.config.dedupe,
     });
+
+    const chunkRows = (texts: string[], rowVectors: number[][]) =>
+      texts.map((text, chunkIndex) => ({
+        workspaceId,
+        ownerId: space.ownerId,
+        ownerType: space.ownerType,
+        chunkIndex,
+        text,
+        embedding: rowVectors[chunkIndex] ?? null,
+        embeddingProvider: deps.embeddings.provider,
+        embeddingDimension: deps.embeddings.dimension,
+        embeddingVersion: deps.embeddings.version,
+      }));
+
+    let result: WriteResult;
+    let rowsWritten = 0;
+    if (decision.kind === 'dedupe') {
+      const response = dedupedResponse(decision.memoryId, notExtracted, safety, decision.dedupeKind);
+      result = await commitWrite(deps.db, request, idempotencyKey, hash, async () => response);
+    } else if (decision.kind === 'merge') {
+      const response: MemoryInsertResponse = {
+        memory_id: decision.memoryId,
+        stored: true,
+        extraction: notExtracted,
+        chunks: chunks.length,
+        ...safety,
+        intelligence: intelligence(assessment, contentHash, false),
+        trace: { memory_evolution: 'merged_into_existing', memory_evolution_applied: true },
+      };
+      result = await commitWrite(deps.db, request, idempotencyKey, hash, async (tx) => {
+        await rewriteMemory(
+          tx,
+          decision.memoryId,
+          { text: payload.text, contentHash, ...assessedColumns(assessment), ...(payload.metadata ? { metadata } : {}) },
+          chunkRows(chunks, parentVectors),
+        );
+        await insertLifecycleEvents(tx, [
+          { workspaceId, memoryId: decision.memoryId, event: 'merged', rule: 'evolution', details: { previous_text: decision.previousText } },
+        ]);
+        return response;
+      });
+      rowsWritten = chunks.length;
+    } else {
+      // Extraction only for memories that will be stored: a model call is the costly part.
+      const extraction = await extract(deps, payload);
+      const childChunks = extraction.children.map((child) => chunkText(child.text, 'balanced'));
+      const childVectors = childChunks.length > 0 ? await embed(deps.embeddings, childChunks.flat()) : [];
+      const memoryId = randomUUID();
+      const superseded = decision.supersede.map((s) => s.memoryId);
+      const response: MemoryInsertResponse = {
+        memory_id: memoryId,
+        stored: true,
+        extraction: extraction.outcome,
+        chunks: chunks.length,
+        ...safety,
+        intelligence: intelligence(assessment, contentHash, superseded.length > 0 || decision.historyOf !== undefined),
+        ...(superseded[0] ? { superseded_memory_id: superseded[0] } : {}),
+        ...(decision.historyOf
+          ? { trace: { memory_evolution: 'kept_as_history_of_newer_fact', memory_evolution_applied: false } }
+          : {}),
+      };
+      result = await commitWrite(deps.db, request, idempotencyKey, hash, async (tx) => {
+        if (!replacesId) {
+          await lockSpaceContent(tx, space, contentHash);
+          const raced = await findLiveByContentHash(tx, space, contentHash);
+          if (raced) return dedupedResponse(raced.id, notExtracted, safety);
+        } else if (!(await lockMemoryOfOwner(tx, space, replacesId))) {
+          throw unknownReplacement(replacesId);
+        }
+        await insertMemoryWithChunks(
+          tx,
+          {
+            id: memoryId,
+            ...space,
+            text: payload.text,
+            metadata,
+            memoryType,
+            importance,
+            chunkProfile: payload.chunk_profile ?? 'balanced',
+            effectiveAt,
+            contentHash,
+            idempotencyKey: idempotencyKey ?? null,
+            ...assessedColumns(assessment),
+            ...(decision.historyOf ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId } : {}),
+          },
+          chunkRows(chunks, parentVectors),
+        );
+        const events: NewMemoryLifecycleEvent[] = [];
+        for (const supersession of decision.supersede) {
+          await markReplaced(tx, supersession.memoryId, memoryId);
+          events.push({
+            workspaceId,
+            memoryId: supersession.memoryId,
+            event: 'replaced',
+            rule: supersession.rule,
+            relatedMemoryId: memoryId,
+            details: supersession.details,
+          });
+        }
+        if (decision.historyOf) {
+          events.push({
+            workspaceId,
+            memoryId,
+            event: 'replaced',
+            rule: 'conflict_older',
+            relatedMemoryId: decision.historyOf.memoryId,
+            details: decision.historyOf.details,
+          });
+        }
+        let offset = 0;
+        for (const [i, child] of extraction.children.entries()) {
+          const texts = childChunks[i] ?? [];
+          const childId = randomUUID();
+          const childAssessment = assessMemory(
+            { text: child.text, memoryType: child.memoryType, importance, metadata, effectiveAt, extracted: true },
+            now,
+          );
+          await insertMemoryWithChunks(
+            tx,
+            {
+              id: childId,
+              ...space,
+              text: child.text,
+              metadata,
+              memoryType: child.memoryType,
+              importance,
+              effectiveAt,
+              contentHash: canonicalHash(child.text),
+              parentMemoryId: memoryId,
+              ...assessedColumns(childAssessment),
+              ...(decision.historyOf ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId } : {}),
+            },
+            chunkRows(texts, childVectors.slice(offset, offset + texts.length)),
+          );
+          offset += texts.length;
+          await linkMemories(tx, workspaceId, memoryId, childId, 'extracted');
+          events.push({ workspaceId, memoryId: childId, event: 'extracted', rule: `extractor:${deps.extractor?.name ?? 'none'}`, relatedMemoryId: memoryId, details: {} });
+        }
+        await insertLifecycleEvents(tx, events);
+        return response;
+      });
+      rowsWritten = 1 + chunks.length + extraction.children.length + childChunks.flat().length;
+    }
     await (result.response.deduped ? reservation.release() : reservation.commit());
-    if (!result.response.deduped && result.audited) deps.onRowsWritten?.(1 + chunks.length);
+    if (rowsWritten > 0 && result.audited) deps.onRowsWritten?.(rowsWritten);
     return result;
   } catch (error) {
     await reservation.release();
@@ -233,31 +399,6 @@ async function embed(provider: EmbeddingProvider, chunks: string[]): Promise<num
     }
     throw error;
   }
-}
-
-/**
- * Near: the words (and word pairs) overlap at least `nearThreshold` (Jaccard). Semantic: the
- * embeddings of two single-chunk memories are at least `semanticThreshold` alike (cosine); for
- * longer texts a first-chunk match says nothing about the rest, so only the near test applies.
- */
-async function findDuplicate(
-  deps: MemoryWriteDeps,
-  space: MemorySpace,
-  text: string,
-  chunkCount: number,
-  firstVector: number[],
-): Promise<{ memoryId: string; kind: 'near' | 'semantic' } | undefined> {
-  const { nearThreshold, semanticThreshold } = deps.config.dedupe;
-  const candidates = await findNearestLiveMemories(deps.db, space, firstVector, DEDUPE_CANDIDATES);
-  for (const candidate of candidates) {
-    if (lexicalSimilarity(text, candidate.text) >= nearThreshold) {
-      return { memoryId: candidate.memoryId, kind: 'near' };
-    }
-  }
-  if (chunkCount !== 1) return undefined;
-  const best = candidates.find((candidate) => candidate.chunkCount === 1);
-  if (best && best.similarity >= semanticThreshold) return { memoryId: best.memoryId, kind: 'semantic' };
-  return undefined;
 }
 
 async function replayIdempotent(

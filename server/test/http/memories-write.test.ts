@@ -32,7 +32,15 @@ describeDb('POST /v1/memories', () => {
       stored: true,
       extraction: { status: 'skipped', reason: 'none' },
       chunks: 1,
-      intelligence: { canonical_hash: expect.stringMatching(/^[0-9a-f]{64}$/), auto_pinned: false, conflict_state: 'none' },
+      intelligence: {
+        canonical_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        confidence: 0.8,
+        source_weight: 1,
+        priority_score: 0.551,
+        priority_tier: 'normal',
+        auto_pinned: false,
+        conflict_state: 'none',
+      },
     });
     const stored = await read(res.body.memory_id);
     expect(stored.body).toMatchObject({

@@ -11,6 +11,8 @@ const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): R
   importance: 1,
   confidence: null,
   feedbackScore: 0,
+  pinned: false,
+  sourceWeight: 1,
   createdAt: new Date(),
   effectiveAt: null,
   score,

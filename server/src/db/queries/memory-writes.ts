@@ -3,6 +3,7 @@ import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import {
   idempotencyRecords,
+  memoryLinks,
   memories,
   memoryChunks,
   type IdempotencyRecord,
@@ -174,4 +175,15 @@ export async function claimIdempotencyKey(db: Queryable, record: NewIdempotencyR
     .onConflictDoNothing()
     .returning({ key: idempotencyRecords.key });
   return inserted.length > 0;
+}
+
+/** A link edge, unique per workspace (a repeat is ignored). */
+export async function linkMemories(
+  db: Queryable,
+  workspaceId: string,
+  sourceMemoryId: string,
+  targetMemoryId: string,
+  relation: string,
+): Promise<void> {
+  await db.insert(memoryLinks).values({ workspaceId, sourceMemoryId, targetMemoryId, relation }).onConflictDoNothing();
 }

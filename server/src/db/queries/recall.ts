@@ -31,6 +31,8 @@ export interface RecalledChunk {
   importance: number;
   confidence: number | null;
   feedbackScore: number;
+  pinned: boolean;
+  sourceWeight: number;
   createdAt: Date;
   effectiveAt: Date | null;
   /** Vector recall: cosine similarity (-1..1). Keyword recall: ts_rank_cd normalised to 0..1. */
@@ -74,6 +76,8 @@ const recalledColumns = {
   importance: memories.importance,
   confidence: memories.confidence,
   feedbackScore: memories.feedbackScore,
+  pinned: memories.pinned,
+  sourceWeight: memories.sourceWeight,
   createdAt: memories.createdAt,
   effectiveAt: memories.effectiveAt,
 };

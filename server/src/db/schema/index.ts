@@ -9,3 +9,4 @@ export { parseVectorLiteral, toVectorLiteral } from './columns.js';
 export * from './idempotency-records.js';
 export * from './learning-signals.js';
 export * from './saved-searches.js';
+export * from './lifecycle-events.js';

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
+  boolean,
   index,
   jsonb,
   pgTable,
@@ -14,6 +15,12 @@ import { createdAt } from './columns.js';
 import { workspaces } from './workspaces.js';
 
 export type MemoryMetadata = Record<string, string | number | boolean | null>;
+
+export interface MemoryClaim {
+  subject: string;
+  attribute: string;
+  value: string;
+}
 
 export const memories = pgTable(
   'memories',
@@ -43,6 +50,15 @@ export const memories = pgTable(
      * in the voted result, clamped to ±3 so no single vote (or pile of votes) buries a memory.
      */
     feedbackScore: real('feedback_score').notNull().default(0),
+    /** Single-valued facts the text states (subject + attribute = value), for conflict resolution. */
+    claims: jsonb('claims').$type<MemoryClaim[]>().notNull().default([]),
+    /** `subject|attribute` of each claim, GIN-indexed: "which live memories state this?" */
+    claimKeys: text('claim_keys').array().notNull().default(sql`'{}'::text[]`),
+    /** `pin` memories and very important ones: ranked as pins, never expire. */
+    pinned: boolean('pinned').notNull().default(false),
+    /** How much the source is trusted (1 stated by the user; less for extracted or inferred text). */
+    sourceWeight: real('source_weight').notNull().default(1),
+    priorityScore: real('priority_score'),
     idempotencyKey: text('idempotency_key'),
     /** Set on child memories produced by extraction; they go when their parent goes. */
     parentMemoryId: uuid('parent_memory_id').references((): AnyPgColumn => memories.id, {
@@ -69,6 +85,7 @@ export const memories = pgTable(
       .on(t.expiresAt)
       .where(sql`${t.expiresAt} IS NOT NULL`),
     index('memories_parent_memory_id_idx').on(t.parentMemoryId),
+    index('memories_claim_keys_gin').using('gin', t.claimKeys),
   ],
 );
 

@@ -116,19 +116,21 @@ const TYPE_WEIGHT: Record<string, number> = {
 const DAY_MS = 86_400_000;
 
 /**
- * How much a memory's own qualities move its odds, independent of the query: type, importance
+ * How much a memory's own qualities move its odds, independent of the query: type (pinned
+ * memories count as pins), source weight (extracted children 0.8), importance
  * (the spec's ranking multiplier), confidence, explicit feedback (×1.5 per full vote, bounded:
  * ±3 votes at most, ×3.3 / ×0.30) and freshness (±10% over half a year).
  */
 export function memoryFactor(candidate: Candidate, now: number): number {
-  const type = TYPE_WEIGHT[candidate.memoryType] ?? 1;
+  const type = Math.max(TYPE_WEIGHT[candidate.memoryType] ?? 1, candidate.pinned ? (TYPE_WEIGHT.pin ?? 1) : 0);
+  const source = Math.min(1.1, Math.max(0.5, candidate.sourceWeight));
   const importance = Math.pow(Math.min(100, Math.max(0.01, candidate.importance)), 0.2);
   const confidence = candidate.confidence === null ? 1 : 0.6 + 0.4 * Math.min(1, Math.max(0, candidate.confidence));
   const feedback = Math.exp(0.4 * Math.min(3, Math.max(-3, candidate.feedbackScore)));
   const at = (candidate.effectiveAt ?? candidate.createdAt).getTime();
   const ageDays = Math.max(0, (now - at) / DAY_MS);
   const freshness = 0.9 + 0.2 * Math.exp(-ageDays / 180);
-  return type * importance * confidence * feedback * freshness;
+  return type * source * importance * confidence * feedback * freshness;
 }
 
 /**

@@ -1,0 +1,148 @@
+import { and, arrayOverlaps, asc, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm';
+import type { Database } from '../client.js';
+import {
+  memories,
+  memoryChunks,
+  memoryLifecycleEvents,
+  type MemoryClaim,
+  type MemoryLifecycleEvent,
+  type NewMemory,
+  type NewMemoryChunk,
+  type NewMemoryLifecycleEvent,
+} from '../schema/index.js';
+import type { MemorySpace, Queryable } from './memory-writes.js';
+
+export interface ClaimHolder {
+  id: string;
+  text: string;
+  claims: MemoryClaim[];
+  effectiveAt: Date | null;
+  createdAt: Date;
+  confidence: number | null;
+}
+
+function inSpace(space: MemorySpace) {
+  return and(
+    eq(memories.workspaceId, space.workspaceId),
+    eq(memories.ownerType, space.ownerType),
+    eq(memories.ownerId, space.ownerId),
+    sql`${memories.scope} is not distinct from ${space.scope}`,
+    sql`${memories.namespace} is not distinct from ${space.namespace}`,
+    sql`${memories.containerTag} is not distinct from ${space.containerTag}`,
+  );
+}
+
+/** Live memories of the space stating any of these `subject|attribute` keys. */
+export async function findClaimHolders(db: Queryable, space: MemorySpace, keys: string[]): Promise<ClaimHolder[]> {
+  if (keys.length === 0) return [];
+  return db
+    .select({
+      id: memories.id,
+      text: memories.text,
+      claims: memories.claims,
+      effectiveAt: memories.effectiveAt,
+      createdAt: memories.createdAt,
+      confidence: memories.confidence,
+    })
+    .from(memories)
+    .where(and(inSpace(space), eq(memories.lifecycleState, 'active'), arrayOverlaps(memories.claimKeys, keys)))
+    .orderBy(asc(memories.createdAt))
+    .limit(50);
+}
+
+export async function insertLifecycleEvents(db: Queryable, events: NewMemoryLifecycleEvent[]): Promise<void> {
+  if (events.length > 0) await db.insert(memoryLifecycleEvents).values(events);
+}
+
+export async function lifecycleEventsFor(db: Database, memoryIds: string[]): Promise<MemoryLifecycleEvent[]> {
+  if (memoryIds.length === 0) return [];
+  return db
+    .select()
+    .from(memoryLifecycleEvents)
+    .where(inArray(memoryLifecycleEvents.memoryId, memoryIds))
+    .orderBy(asc(memoryLifecycleEvents.createdAt));
+}
+
+export async function markMemoryState(
+  db: Queryable,
+  id: string,
+  state: 'replaced' | 'archived',
+  replacedBy: string | null = null,
+): Promise<void> {
+  await db
+    .update(memories)
+    .set({ lifecycleState: state, ...(replacedBy ? { replacedByMemoryId: replacedBy } : {}), updatedAt: new Date() })
+    .where(eq(memories.id, id));
+}
+
+/** Evolution merge: the memory takes the refined text, fields and chunks; its id stays. */
+export async function rewriteMemory(
+  db: Queryable,
+  id: string,
+  fields: Partial<NewMemory>,
+  chunks: Array<Omit<NewMemoryChunk, 'memoryId'>>,
+): Promise<void> {
+  await db.update(memories).set({ ...fields, updatedAt: new Date() }).where(eq(memories.id, id));
+  await db.delete(memoryChunks).where(eq(memoryChunks.memoryId, id));
+  if (chunks.length > 0) await db.insert(memoryChunks).values(chunks.map((chunk) => ({ ...chunk, memoryId: id })));
+}
+
+/** Live memories whose `expires_at` has passed (oldest first). */
+export async function findExpired(
+  db: Queryable,
+  { workspaceId, limit, now = new Date() }: { workspaceId?: string; limit: number; now?: Date },
+): Promise<Array<{ id: string; workspaceId: string; expiresAt: Date | null }>> {
+  return db
+    .select({ id: memories.id, workspaceId: memories.workspaceId, expiresAt: memories.expiresAt })
+    .from(memories)
+    .where(
+      and(
+        eq(memories.lifecycleState, 'active'),
+        isNotNull(memories.expiresAt),
+        lte(memories.expiresAt, now),
+        workspaceId ? eq(memories.workspaceId, workspaceId) : undefined,
+      ),
+    )
+    .orderBy(asc(memories.expiresAt))
+    .limit(limit);
+}
+
+export interface DuplicateCandidate {
+  id: string;
+  workspaceId: string;
+  ownerId: string;
+  ownerType: string;
+  scope: string | null;
+  namespace: string | null;
+  containerTag: string | null;
+  text: string;
+  contentHash: string;
+  createdAt: Date;
+}
+
+/**
+ * Live memories of the spaces that hold more than one live memory, oldest first, for the
+ * hygiene pass to compare within each space.
+ */
+export async function liveMemoriesOfCrowdedSpaces(
+  db: Database,
+  { workspaceId, limit }: { workspaceId?: string; limit: number },
+): Promise<DuplicateCandidate[]> {
+  return db
+    .select({
+      id: memories.id,
+      workspaceId: memories.workspaceId,
+      ownerId: memories.ownerId,
+      ownerType: memories.ownerType,
+      scope: memories.scope,
+      namespace: memories.namespace,
+      containerTag: memories.containerTag,
+      text: memories.text,
+      contentHash: memories.contentHash,
+      createdAt: memories.createdAt,
+    })
+    .from(memories)
+    .where(and(eq(memories.lifecycleState, 'active'), workspaceId ? eq(memories.workspaceId, workspaceId) : undefined))
+    .orderBy(asc(memories.workspaceId), asc(memories.ownerType), asc(memories.ownerId), asc(memories.createdAt))
+    .limit(limit);
+}

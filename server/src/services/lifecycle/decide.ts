@@ -1,0 +1,138 @@
+import type { ClaimHolder } from '../../db/queries/lifecycle.js';
+import type { NearestMemory } from '../../db/queries/memory-writes.js';
+import { lexicalSimilarity } from '../../text/canonical.js';
+import { contentStems } from '../../text/tokens.js';
+import { claimKey, type Claim } from './analysis.js';
+import type { MemoryAssessment } from './intelligence.js';
+
+/** A hedged statement (confidence below this) never supersedes a fact. */
+export const MIN_CONFIDENCE_TO_SUPERSEDE = 0.6;
+/** A `correction` without a matching claim corrects its nearest memory if at least this alike. */
+const CORRECTION_MIN_SIMILARITY = 0.3;
+
+export interface Supersession {
+  memoryId: string;
+  rule: 'replaces_memory_id' | 'conflict' | 'correction';
+  details: Record<string, unknown>;
+}
+
+export type LifecycleDecision =
+  | { kind: 'dedupe'; memoryId: string; dedupeKind: 'near' | 'semantic'; rule: string }
+  | { kind: 'merge'; memoryId: string; previousText: string }
+  | {
+      kind: 'insert';
+      supersede: Supersession[];
+      /** The new memory states an older value of a fact a newer memory holds: keep it as history. */
+      historyOf?: { memoryId: string; details: Record<string, unknown> };
+    };
+
+export interface DecisionInput {
+  text: string;
+  memoryType: string;
+  chunkCount: number;
+  assessment: MemoryAssessment;
+  /** When the new fact became true: effective_at, or now. */
+  effectiveAt: Date;
+  /** Set when effective_at was given: only then can a write be older than what is stored. */
+  explicitEffectiveAt: boolean;
+  replacesId?: string;
+  nearest: NearestMemory[];
+  claimHolders: ClaimHolder[];
+  thresholds: { nearThreshold: number; semanticThreshold: number };
+}
+
+function coverage(of: Set<string>, by: Set<string>): number {
+  if (of.size === 0) return 0;
+  let found = 0;
+  for (const stem of of) if (by.has(stem)) found += 1;
+  return found / of.size;
+}
+
+interface Conflict {
+  holder: ClaimHolder;
+  mine: Claim;
+  theirs: Claim;
+}
+
+function conflicts(claims: Claim[], holders: ClaimHolder[]): { differing: Conflict[]; restating: Set<string> } {
+  const differing: Conflict[] = [];
+  const restating = new Set<string>();
+  for (const holder of holders) {
+    for (const mine of claims) {
+      const theirs = holder.claims.find((claim) => claimKey(claim) === claimKey(mine));
+      if (!theirs) continue;
+      if (theirs.value === mine.value) restating.add(holder.id);
+      else differing.push({ holder, mine, theirs });
+    }
+  }
+  return { differing, restating };
+}
+
+/**
+ * The lifecycle rules of a write, in order: an explicit replacement wins; then duplicates
+ * (never one that states a different value); then contradicting facts (same subject and
+ * attribute, another value) supersede the older statement, ordered by effective time, unless the
+ * new one is hedged; a `correction` supersedes what it corrects; then refinement: a new memory
+ * that says everything a live one says and more merges into it, and one that says less is
+ * already covered.
+ */
+export function decideLifecycle(input: DecisionInput): LifecycleDecision {
+  if (input.replacesId) {
+    return { kind: 'insert', supersede: [{ memoryId: input.replacesId, rule: 'replaces_memory_id', details: {} }] };
+  }
+  const { differing, restating } = conflicts(input.assessment.claims, input.claimHolders);
+  const contradicted = new Set(differing.map((conflict) => conflict.holder.id));
+  const { nearThreshold, semanticThreshold } = input.thresholds;
+
+  for (const candidate of input.nearest) {
+    if (contradicted.has(candidate.memoryId)) continue;
+    if (lexicalSimilarity(input.text, candidate.text) >= nearThreshold) {
+      return { kind: 'dedupe', memoryId: candidate.memoryId, dedupeKind: 'near', rule: 'near_duplicate' };
+    }
+  }
+  const best = input.nearest.find((candidate) => candidate.chunkCount === 1 && !contradicted.has(candidate.memoryId));
+  if (input.chunkCount === 1 && best && best.similarity >= semanticThreshold && input.memoryType !== 'correction') {
+    return { kind: 'dedupe', memoryId: best.memoryId, dedupeKind: 'semantic', rule: 'semantic_duplicate' };
+  }
+
+  const mayOverride = input.assessment.confidence >= MIN_CONFIDENCE_TO_SUPERSEDE || input.memoryType === 'correction';
+  const supersede: Supersession[] = [];
+  let historyOf: { memoryId: string; details: Record<string, unknown> } | undefined;
+  for (const { holder, mine, theirs } of differing) {
+    const details = { subject: mine.subject, attribute: mine.attribute, old_value: theirs.value, new_value: mine.value };
+    const holderAt = holder.effectiveAt ?? holder.createdAt;
+    if (input.explicitEffectiveAt && input.effectiveAt < holderAt) {
+      historyOf ??= { memoryId: holder.id, details };
+      continue;
+    }
+    if (!mayOverride || supersede.some((s) => s.memoryId === holder.id)) continue;
+    supersede.push({ memoryId: holder.id, rule: input.memoryType === 'correction' ? 'correction' : 'conflict', details });
+  }
+  if (historyOf && supersede.length === 0) return { kind: 'insert', supersede, historyOf };
+
+  if (input.memoryType === 'correction' && supersede.length === 0) {
+    const target = input.nearest.find(
+      (candidate) =>
+        !restating.has(candidate.memoryId) &&
+        (candidate.similarity >= CORRECTION_MIN_SIMILARITY || lexicalSimilarity(input.text, candidate.text) >= CORRECTION_MIN_SIMILARITY),
+    );
+    if (target) supersede.push({ memoryId: target.memoryId, rule: 'correction', details: { similarity: round(target.similarity) } });
+  }
+  if (supersede.length > 0) return { kind: 'insert', supersede };
+
+  // Refinement: same fact, more detail.
+  const mine = new Set(contentStems(input.text));
+  for (const candidate of input.nearest) {
+    if (candidate.chunkCount !== 1) continue;
+    const theirs = new Set(contentStems(candidate.text));
+    if (theirs.size >= 2 && coverage(theirs, mine) >= 0.8 && mine.size >= theirs.size + 2) {
+      return { kind: 'merge', memoryId: candidate.memoryId, previousText: candidate.text };
+    }
+    if (mine.size >= 2 && coverage(mine, theirs) === 1 && theirs.size > mine.size) {
+      return { kind: 'dedupe', memoryId: candidate.memoryId, dedupeKind: 'near', rule: 'covered_by_existing' };
+    }
+  }
+  return { kind: 'insert', supersede: [] };
+}
+
+const round = (value: number) => Math.round(value * 1000) / 1000;
