@@ -10,14 +10,20 @@ import { errorHandler, notFound } from './http/error-handler.js';
 import { methodGuard } from './http/method-guard.js';
 import { mountContract } from './http/mount.js';
 import { originPolicy } from './http/origin.js';
+import type { RateLimitStore } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import type { Logger } from './logger.js';
+import { mcpRoutes } from './mcp/http.js';
+import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
+import type { McpSessionStore } from './mcp/sessions.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
 import { mountSearchRoutes } from './routes/search.js';
+import { mountAdminRoutes } from './routes/admin.js';
 import type { EmbeddingProvider } from './providers/embeddings/index.js';
 import type { Reranker } from './providers/rerank/index.js';
+import type { Extractor } from './services/lifecycle/extraction/index.js';
 import type { ApiKeyService } from './services/api-keys.js';
 import type { AuditRecorder } from './services/audit.js';
 import type { BackgroundTasks } from './services/background.js';
@@ -34,17 +40,23 @@ export interface AppDeps {
   quota: QuotaGate;
   /** Undefined: no rerank step. */
   reranker: Reranker | undefined;
+  /** Splits memories into child memories; undefined when extraction is off. */
+  extractor: Extractor | undefined;
   /** Learning signals and search history: off the response path. */
   background: BackgroundTasks;
   statistics: StatisticsKeeper;
+  /** Rate-limit counters: in memory; a shared store would make limits span instances. */
+  rateLimits: RateLimitStore;
+  /** Open hosted-MCP sessions; closed on shutdown. */
+  mcpSessions: McpSessionStore;
 }
 
-/** Hosted MCP paths: exempt from the Origin allowlist (they have their own IP rate limit). */
-export const MCP_PATHS = ['/mcp', '/v1/mcp'];
+export { MCP_PATHS } from './mcp/paths.js';
 
 /**
  * The whole HTTP application, without listening. Middleware order is the spec's request order:
- * request id → health → Origin → OPTIONS → body size → 405 → auth per route → handler or 404,
+ * request id → health → Origin → OPTIONS → body size → 405 → (MCP paths: IP rate limit → MCP
+ * handler) → auth per route → handler or 404,
  * with the audit record and completion log registered first so that they see every outcome.
  */
 export function createApp(deps: AppDeps): Express {
@@ -52,6 +64,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', config.trustProxy);
 
   const table = new RouteTable();
   app.use(requestId());
@@ -61,10 +74,15 @@ export function createApp(deps: AppDeps): Express {
   mountContract(healthRouter, table, contract.health, healthRoutes(deps));
   app.use(healthRouter);
 
-  app.use(originPolicy({ allowedOrigins: config.allowedOrigins, exemptPaths: MCP_PATHS, table }));
+  app.use(
+    originPolicy({ allowedOrigins: config.allowedOrigins, exemptPaths: MCP_PATH_VARIANTS, table }),
+  );
   app.use(bodyLimit({ maxBytes: config.maxBodyBytes }));
-  app.use(jsonBody({ maxBytes: config.maxBodyBytes }));
+  // MCP reads its own body: malformed JSON there is a JSON-RPC parse error, not the REST envelope.
+  const json = jsonBody({ maxBytes: config.maxBodyBytes });
+  app.use((req, res, next) => (isMcpPath(req.path) ? next() : json(req, res, next)));
   app.use(methodGuard(table));
+  app.use(mcpRoutes(deps, table));
 
   const api = express.Router();
   const openApiDocument = buildOpenApiDocument();
@@ -72,9 +90,15 @@ export function createApp(deps: AppDeps): Express {
   api.get('/v1/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
-  const tenant = [apiKeyAuth(deps)];
+  const tenant = [
+    apiKeyAuth({
+      apiKeys: deps.apiKeys,
+      internal: { secret: config.internalSecret, db: deps.database.db },
+    }),
+  ];
   mountMemoryRoutes(api, table, deps, tenant);
   mountSearchRoutes(api, table, deps, tenant);
+  mountAdminRoutes(api, table, deps);
   app.use(api);
 
   app.use(notFound());

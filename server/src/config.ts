@@ -15,6 +15,17 @@ const commaList = z
       .filter(Boolean),
   );
 
+/**
+ * Express `trust proxy`: unset or `false` trusts no proxy (req.ip is the socket's address);
+ * `true` trusts every hop; a number trusts that many hops; anything else is Express's list of
+ * trusted addresses or subnets (`loopback, 10.0.0.0/8`).
+ */
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value.toLowerCase() === 'false') return false;
+  if (value.toLowerCase() === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
 /** Every environment variable the server reads, with its default. The README lists the same. */
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
@@ -44,6 +55,19 @@ const EnvSchema = z.object({
     .transform((value) => value === 'true' || value === '1'),
   MNEMO_DEDUPE_NEAR_THRESHOLD: z.coerce.number().min(0).max(1).default(0.9),
   MNEMO_DEDUPE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
+  MNEMO_EXTRACTION_PROVIDER: z.enum(['none', 'local', 'openai']).default('local'),
+  MNEMO_EXTRACTION_BASE_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_EXTRACTION_API_KEY: optionalString,
+  MNEMO_EXTRACTION_MODEL: optionalString,
+  MNEMO_EXTRACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(8_000),
+  MNEMO_ADMIN_TOKEN: optionalString.pipe(z.string().min(16).optional()),
+  MNEMO_HYGIENE_INTERVAL_MS: z.coerce.number().int().min(0).default(900_000),
+  MNEMO_HYGIENE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
+  MNEMO_MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  MNEMO_MCP_SESSION_TTL_MS: z.coerce.number().int().min(1000).default(1_800_000),
+  MNEMO_MCP_MAX_SESSIONS: z.coerce.number().int().min(1).default(1000),
+  MNEMO_INTERNAL_SECRET: optionalString.pipe(z.string().min(16).optional()),
+  MNEMO_TRUST_PROXY: optionalString.transform(parseTrustProxy),
   MNEMO_STAGE: optionalString,
   GIT_SHA: optionalString,
   BUILD_VERSION: optionalString,
@@ -75,6 +99,19 @@ export interface AppConfig {
     /** Embedding cosine at or above which a write is a semantic duplicate. */
     semanticThreshold: number;
   };
+  mcp: McpConfig;
+  extraction: ExtractionConfig;
+  /** x-admin-token for /admin/*; unset: admin routes refuse everyone. */
+  adminToken: string | undefined;
+  /** The in-process hygiene schedule (0: off) and how many memories one run examines. */
+  hygiene: { intervalMs: number; limit: number };
+  /**
+   * Shared secret of internal subrequests (`x-internal-mcp: 1` + `x-internal-secret`), accepted on
+   * POST /v1/memories only; undefined disables them.
+   */
+  internalSecret: string | undefined;
+  /** Express `trust proxy` setting: decides which address `req.ip` (audit, rate limits) reports. */
+  trustProxy: boolean | number | string;
   version: string;
   buildVersion: string | undefined;
   stage: string | undefined;
@@ -95,9 +132,27 @@ export interface EmbeddingsConfig {
   timeoutMs: number;
 }
 
+export interface McpConfig {
+  /** Requests per minute per client IP on the hosted MCP paths. */
+  rateLimitPerMinute: number;
+  /** A session unused this long is closed. */
+  sessionTtlMs: number;
+  /** Open sessions at most; a new one closes the least recently used. */
+  maxSessions: number;
+}
+
 export interface RerankConfig {
   provider: 'none' | 'local' | 'http';
   /** Cohere-style `POST {baseUrl}/rerank`; required for `http`. */
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
+  timeoutMs: number;
+}
+
+export interface ExtractionConfig {
+  /** `none` turns extraction off; `local` is rule-based; `openai` is any chat-completions API. */
+  provider: 'none' | 'local' | 'openai';
   baseUrl: string | undefined;
   apiKey: string | undefined;
   model: string | undefined;
@@ -119,6 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.MNEMO_EXTRACTION_PROVIDER === 'openai' && (!e.MNEMO_EXTRACTION_BASE_URL || !e.MNEMO_EXTRACTION_MODEL)) {
+    throw new ConfigError(
+      'Invalid configuration:\n  MNEMO_EXTRACTION_BASE_URL and MNEMO_EXTRACTION_MODEL: required when MNEMO_EXTRACTION_PROVIDER=openai',
+    );
+  }
   if (e.MNEMO_RERANK_PROVIDER === 'http' && !e.MNEMO_RERANK_BASE_URL) {
     throw new ConfigError('Invalid configuration:\n  MNEMO_RERANK_BASE_URL: required when MNEMO_RERANK_PROVIDER=http');
   }
@@ -154,6 +214,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       nearThreshold: e.MNEMO_DEDUPE_NEAR_THRESHOLD,
       semanticThreshold: e.MNEMO_DEDUPE_SEMANTIC_THRESHOLD,
     },
+    extraction: {
+      provider: e.MNEMO_EXTRACTION_PROVIDER,
+      baseUrl: e.MNEMO_EXTRACTION_BASE_URL,
+      apiKey: e.MNEMO_EXTRACTION_API_KEY,
+      model: e.MNEMO_EXTRACTION_MODEL,
+      timeoutMs: e.MNEMO_EXTRACTION_TIMEOUT_MS,
+    },
+    adminToken: e.MNEMO_ADMIN_TOKEN,
+    hygiene: { intervalMs: e.MNEMO_HYGIENE_INTERVAL_MS, limit: e.MNEMO_HYGIENE_LIMIT },
+    mcp: {
+      rateLimitPerMinute: e.MNEMO_MCP_RATE_LIMIT_PER_MINUTE,
+      sessionTtlMs: e.MNEMO_MCP_SESSION_TTL_MS,
+      maxSessions: e.MNEMO_MCP_MAX_SESSIONS,
+    },
+    internalSecret: e.MNEMO_INTERNAL_SECRET,
+    trustProxy: e.MNEMO_TRUST_PROXY,
     version: SERVER_VERSION,
     buildVersion: e.BUILD_VERSION,
     stage: e.MNEMO_STAGE,

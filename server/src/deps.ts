@@ -3,14 +3,19 @@ import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
+import { MemoryRateLimitStore } from './http/rate-limit.js';
+import { McpSessionStore } from './mcp/sessions.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
 import { AuditRecorder } from './services/audit.js';
 import { BackgroundTasks } from './services/background.js';
 import { unlimitedQuota } from './services/quota.js';
+import { createExtractor } from './services/lifecycle/extraction/index.js';
+import type { MemoryWriteDeps } from './services/memory-write.js';
+import type { SearchDeps } from './services/retrieval/search.js';
 
-/** The services every door (REST now, MCP later) shares, over one open database. */
+/** The services every door (REST and MCP) shares, over one open database. */
 export async function createDeps(config: AppConfig, logger: Logger, database: DatabaseHandle): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
@@ -26,7 +31,47 @@ export async function createDeps(config: AppConfig, logger: Logger, database: Da
     embeddings,
     quota: unlimitedQuota,
     reranker: createReranker(config.rerank),
+    extractor:
+      config.extraction.provider === 'none'
+        ? undefined
+        : createExtractor({
+            provider: config.extraction.provider,
+            ...(config.extraction.baseUrl ? { baseUrl: config.extraction.baseUrl } : {}),
+            ...(config.extraction.apiKey ? { apiKey: config.extraction.apiKey } : {}),
+            ...(config.extraction.model ? { model: config.extraction.model } : {}),
+            timeoutMs: config.extraction.timeoutMs,
+          }),
     background: new BackgroundTasks(logger),
     statistics,
+    rateLimits: new MemoryRateLimitStore(),
+    mcpSessions: new McpSessionStore({
+      ttlMs: config.mcp.sessionTtlMs,
+      maxSessions: config.mcp.maxSessions,
+      logger,
+    }),
+  };
+}
+
+/** What the write pipeline needs, the same for REST and MCP. */
+export function memoryWriteDeps(deps: AppDeps): MemoryWriteDeps {
+  return {
+    db: deps.database.db,
+    embeddings: deps.embeddings,
+    quota: deps.quota,
+    config: deps.config,
+    extractor: deps.extractor,
+    onRowsWritten: (rows) => deps.statistics.noteChanges(rows),
+  };
+}
+
+/** What search and context need, the same for REST and MCP. */
+export function searchDeps(deps: AppDeps): SearchDeps {
+  return {
+    db: deps.database.db,
+    embeddings: deps.embeddings,
+    reranker: deps.reranker,
+    background: deps.background,
+    logger: deps.logger,
+    explain: deps.config.searchExplain,
   };
 }

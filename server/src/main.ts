@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
 import { createDeps } from './deps.js';
+import { scheduleHygiene } from './jobs/scheduler.js';
 import { createLogger } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 
@@ -37,6 +38,11 @@ async function main(): Promise<void> {
     );
   }
 
+  const hygiene = scheduleHygiene(database.db, logger, {
+    intervalMs: config.hygiene.intervalMs,
+    limit: config.hygiene.limit,
+    nearThreshold: config.dedupe.nearThreshold,
+  });
   const app = createApp(deps);
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
@@ -53,10 +59,13 @@ async function main(): Promise<void> {
     // Stop accepting, let in-flight requests finish, and don't wait on idle keep-alive sockets;
     // a client that holds a connection open gets a bounded grace period.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Open MCP sessions hold event streams open: closing them lets those requests finish.
+    await deps.mcpSessions.closeAll();
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     await closed;
     logger.debug('http server closed');
+    await hygiene.stop();
     await deps.background.drain();
     await deps.statistics.drain();
     await deps.audit.drain();

@@ -7,6 +7,7 @@ import { auditFields } from '../http/completion.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { deleteMemory, getMemory, listMemories } from '../services/memories.js';
+import { memoryWriteDeps } from '../deps.js';
 import { writeMemory } from '../services/memory-write.js';
 
 const s = initServer();
@@ -14,15 +15,15 @@ const s = initServer();
 export function mountMemoryRoutes(
   target: IRouter,
   table: RouteTable,
-  { database, embeddings, quota, config, statistics }: AppDeps,
+  deps: AppDeps,
   middleware: RequestHandler[],
 ): void {
-  const { db } = database;
+  const { db } = deps.database;
   const implementation = s.router(contract.memories, {
     createMemory: async ({ req, body, headers }) => {
       const { workspaceId } = requireAuth(req);
       const result = await writeMemory(
-        { db, embeddings, quota, config, onRowsWritten: (rows) => statistics.noteChanges(rows) },
+        memoryWriteDeps(deps),
         {
           workspaceId,
           payload: body,

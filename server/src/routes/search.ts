@@ -7,23 +7,13 @@ import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { buildContext } from '../services/retrieval/context.js';
 import { applyFeedback } from '../services/retrieval/feedback.js';
-import { searchMemories, type SearchDeps } from '../services/retrieval/search.js';
+import { searchDeps } from '../deps.js';
+import { searchMemories } from '../services/retrieval/search.js';
 
 const s = initServer();
 
 /** `x-save-history: 1` or `true`. */
 const wantsHistory = (value: string | undefined) => value === '1' || value?.toLowerCase() === 'true';
-
-export function searchDeps(deps: AppDeps): SearchDeps {
-  return {
-    db: deps.database.db,
-    embeddings: deps.embeddings,
-    reranker: deps.reranker,
-    background: deps.background,
-    logger: deps.logger,
-    explain: deps.config.searchExplain,
-  };
-}
 
 export function mountSearchRoutes(target: IRouter, table: RouteTable, deps: AppDeps, middleware: RequestHandler[]): void {
   const retrieval = searchDeps(deps);

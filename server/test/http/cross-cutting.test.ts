@@ -70,8 +70,8 @@ describeDb('cross-cutting HTTP behaviour', () => {
 
   it('exempts hosted MCP paths from the Origin allowlist', async () => {
     const res = await request(t.app).options('/mcp').set('origin', 'https://evil.example');
-    // No MCP route is mounted yet, so the path is unknown: what matters is that it is not a 403.
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('https://evil.example');
   });
 
   it('answers OPTIONS directly, without auth, naming the allowed methods', async () => {

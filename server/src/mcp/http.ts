@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
+import type { AppDeps } from '../app.js';
+import { apiKeyAuth, requireAuth } from '../http/auth.js';
+import { ApiError, sendError } from '../http/errors.js';
+import { rateLimit } from '../http/rate-limit.js';
+import type { RouteTable } from '../http/route-table.js';
+import { withHttpRequest } from './context.js';
+import { landingPage } from './landing.js';
+import { MCP_PATHS } from './paths.js';
+import { createMcpServer, type SessionBinding } from './server.js';
+import type { McpSession } from './sessions.js';
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/** MCP answers at the protocol level in JSON-RPC: parse errors, missing or unknown sessions. */
+function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+const sessionNotFound = (res: Response) => sendJsonRpcError(res, 404, -32001, 'Session not found');
+const sessionRequired = (res: Response) =>
+  sendJsonRpcError(
+    res,
+    400,
+    -32000,
+    'Bad Request: Mcp-Session-Id header is required (send initialize first)',
+  );
+
+const NOT_JSON = Symbol('not JSON');
+
+function parseBody(body: unknown): unknown {
+  if (!Buffer.isBuffer(body)) return NOT_JSON;
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+const isInitialize = (message: unknown) =>
+  Array.isArray(message) ? message.some(isInitializeRequest) : isInitializeRequest(message);
+
+/** Express 4 does not catch rejected handlers: pass failures on to the error handler. */
+const handler =
+  (fn: (req: Request, res: Response, next: NextFunction) => Promise<void>): RequestHandler =>
+  (req, res, next) => {
+    fn(req, res, next).catch(next);
+  };
+
+const bindingOf = (req: Request): SessionBinding => {
+  const { workspaceId, apiKeyId } = requireAuth(req);
+  return { workspaceId, apiKeyId };
+};
+
+/**
+ * Streamable HTTP at each MCP path, after the app's Origin, OPTIONS, body-size and 405 checks:
+ * the IP rate limit, then per method
+ *   POST   API key → own JSON parsing (-32700 on malformed JSON) → the caller's session, or a new
+ *          one for `initialize` → the SDK transport;
+ *   GET    `Upgrade: websocket` → 426; no `text/event-stream` in Accept → the HTML landing page
+ *          (public); otherwise API key → the session's event stream;
+ *   DELETE API key → closes the session (200).
+ * A session belongs to the workspace and key that initialized it; anyone else is told 404.
+ */
+export function mcpRoutes(deps: AppDeps, table: RouteTable): Router {
+  const { config, mcpSessions: sessions, logger } = deps;
+  for (const path of MCP_PATHS)
+    for (const method of ['POST', 'GET', 'DELETE']) table.add(method, path);
+
+  // Case-sensitive like the route table: `/MCP` is not an MCP path (nor known at all).
+  const router = express.Router({ caseSensitive: true });
+  router.all(
+    MCP_PATHS,
+    rateLimit({
+      store: deps.rateLimits,
+      name: 'mcp-ip',
+      limit: config.mcp.rateLimitPerMinute,
+      windowMs: 60_000,
+      describe: `${config.mcp.rateLimitPerMinute} requests per minute per client address on MCP paths`,
+      logger,
+    }),
+  );
+  // Keys only: the internal subrequest headers grant nothing here (spec: auth rule 2).
+  const auth = apiKeyAuth({ apiKeys: deps.apiKeys });
+  // The app's JSON parser skips MCP paths so that malformed JSON is a JSON-RPC parse error here.
+  const rawBody = express.raw({ type: () => true, limit: config.maxBodyBytes });
+
+  async function serve(
+    session: McpSession,
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    body?: unknown,
+  ) {
+    const end = sessions.begin(session);
+    res.on('close', end);
+    try {
+      // Express's `req.auth` is ours, not the SDK's AuthInfo: tools read the request from context.
+      const incoming: IncomingMessage = req;
+      await withHttpRequest(req, () => session.transport.handleRequest(incoming, res, body));
+    } catch (error) {
+      next(error);
+    }
+  }
+
+  async function openSession(binding: SessionBinding): Promise<McpSession> {
+    const server = createMcpServer(deps, binding);
+    const session: McpSession = {
+      id: '',
+      binding,
+      server,
+      lastSeenAt: 0,
+      inflight: 0,
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          session.id = id;
+          sessions.add(session);
+        },
+      }),
+    };
+    session.transport.onclose = () => {
+      if (session.id) sessions.forget(session.id);
+    };
+    await server.connect(session.transport);
+    return session;
+  }
+
+  const post = handler(async (req, res, next) => {
+    const message = parseBody(req.body);
+    if (message === NOT_JSON)
+      return sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
+    const binding = bindingOf(req);
+    const sessionId = req.get(SESSION_HEADER);
+    if (sessionId) {
+      const session = sessions.find(sessionId, binding);
+      return session ? serve(session, req, res, next, message) : sessionNotFound(res);
+    }
+    if (!isInitialize(message)) return sessionRequired(res);
+    const session = await openSession(binding);
+    await serve(session, req, res, next, message);
+    // An initialize the transport refused (bad params) opened nothing: drop its server.
+    if (!session.id) void session.server.close().catch(() => undefined);
+  });
+
+  const streamOrPage: RequestHandler = (req, res, next) => {
+    if (req.get('upgrade')?.toLowerCase().includes('websocket')) {
+      return sendError(
+        req,
+        res,
+        new ApiError(
+          'UPGRADE_REQUIRED',
+          'WebSocket is not supported: this MCP server speaks streamable HTTP. POST JSON-RPC to this URL with Accept: application/json, text/event-stream.',
+        ),
+      );
+    }
+    if (!(req.get('accept') ?? '').includes('text/event-stream')) {
+      res.status(200).type('html').setHeader('Cache-Control', 'no-store');
+      return res.send(landingPage(req));
+    }
+    next();
+  };
+
+  /** GET (the session's event stream) and DELETE (closing it): both need an existing session. */
+  const inSession = handler(async (req, res, next) => {
+    const sessionId = req.get(SESSION_HEADER);
+    if (!sessionId) return sessionRequired(res);
+    const session = sessions.find(sessionId, bindingOf(req));
+    return session ? serve(session, req, res, next) : sessionNotFound(res);
+  });
+
+  router.post(MCP_PATHS, auth, rawBody, post);
+  router.get(MCP_PATHS, streamOrPage, auth, inSession);
+  router.delete(MCP_PATHS, auth, inSession);
+  return router;
+}

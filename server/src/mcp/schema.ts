@@ -1,0 +1,89 @@
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import { z } from 'zod';
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * A tool's listed JSON Schema, from the contract's zod schema through the SDK's own converter.
+ * Pipes are described by their output side: the contract writes `PgString.pipe(z.string().min(1))`,
+ * and the bounds are on the output. The converter shares repeated sub-schemas through local
+ * `$ref`s (`"user_id": {"$ref": "#/properties/userId"}`), which many model clients resolve badly,
+ * so they are inlined (the contract has no recursive schemas).
+ */
+export function toolJsonSchema(schema: z.AnyZodObject): JsonSchema & { type: 'object' } {
+  const converted = toJsonSchemaCompat(schema, { pipeStrategy: 'output' });
+  return { ...(inlineRefs(converted, converted) as JsonSchema), type: 'object' };
+}
+
+/**
+ * An output schema: as {@link toolJsonSchema}, but open to fields it does not name. Clients check
+ * structuredContent against it (the SDK client throws on a mismatch), and REST does not validate
+ * its responses either: a field a response gains before the contract names it must not break MCP
+ * clients. Named fields keep their types and `required`.
+ */
+export function toolOutputJsonSchema(schema: z.AnyZodObject): JsonSchema & { type: 'object' } {
+  return { ...(allowExtraFields(toolJsonSchema(schema)) as JsonSchema), type: 'object' };
+}
+
+function allowExtraFields(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(allowExtraFields);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node as JsonSchema)
+      .filter(([key, value]) => !(key === 'additionalProperties' && value === false))
+      .map(([key, value]) => [key, allowExtraFields(value)]),
+  );
+}
+
+const MAX_DEPTH = 32;
+
+function inlineRefs(node: unknown, root: unknown, depth = 0): unknown {
+  if (depth > MAX_DEPTH) throw new Error('JSON Schema nests too deep (recursive $ref?)');
+  if (Array.isArray(node)) return node.map((item) => inlineRefs(item, root, depth + 1));
+  if (!node || typeof node !== 'object') return node;
+  const ref = (node as { $ref?: unknown }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/')) {
+    const { $ref: _ref, ...rest } = node as JsonSchema;
+    // The target's own description belongs to the field it was first seen on.
+    const { description: _description, ...target } = inlineRefs(
+      resolvePointer(root, ref),
+      root,
+      depth + 1,
+    ) as JsonSchema;
+    return { ...target, ...rest };
+  }
+  return Object.fromEntries(
+    Object.entries(node as JsonSchema).map(([key, value]) => [
+      key,
+      inlineRefs(value, root, depth + 1),
+    ]),
+  );
+}
+
+function resolvePointer(root: unknown, pointer: string): unknown {
+  let node = root;
+  for (const raw of pointer.slice(2).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!node || typeof node !== 'object' || !(key in node))
+      throw new Error(`Unresolvable $ref ${pointer}`);
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * The contract's object with a description on each field, for the model reading the tool list.
+ * Descriptions are MCP's business; types and bounds stay the contract's.
+ */
+export function describeFields<T extends z.ZodRawShape>(
+  shape: T,
+  descriptions: { [K in keyof T]?: string },
+): z.ZodObject<T> {
+  const described = Object.fromEntries(
+    Object.entries(shape).map(([key, field]) => {
+      const description = descriptions[key as keyof T];
+      return [key, description ? field.describe(description) : field];
+    }),
+  );
+  return z.object(described as T);
+}

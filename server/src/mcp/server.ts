@@ -1,0 +1,122 @@
+// The low-level Server, not McpServer: McpServer validates tool arguments itself and reports a
+// failure as "MCP error -32602: Input validation error: …", before our handler could run. Mnemo's
+// tools validate with the contract's schemas (refinements included) and answer every failure the
+// way REST does, `BAD_REQUEST: …` with per-field details, so the tool handlers are ours.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AppDeps } from '../app.js';
+import { ApiError } from '../http/errors.js';
+import { currentHttpRequest } from './context.js';
+import { toolJsonSchema, toolOutputJsonSchema } from './schema.js';
+import { TOOLS } from './tools.js';
+
+export const MCP_SERVER_NAME = 'mnemo';
+
+const INSTRUCTIONS = [
+  'Mnemo is the long-term memory of this application: memories are short texts stored for an owner',
+  '(owner_id: your end user, a team or the app; no owner_id means the app-wide default owner).',
+  'Before answering something that depends on what is known about a user, call search_memories or',
+  'get_context with their owner_id. When the user states a lasting fact, preference or correction,',
+  'store it with add_memory, one self-contained statement per memory. After using search results,',
+  'call send_feedback with the request_id they came with to say whether they helped.',
+].join(' ');
+
+/** The listed catalog, converted once: every session lists the same tools. */
+let catalog: Tool[] | undefined;
+
+export function toolCatalog(): Tool[] {
+  catalog ??= TOOLS.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toolJsonSchema(tool.input),
+    outputSchema: toolOutputJsonSchema(tool.output),
+    annotations: { title: tool.title, ...tool.annotations },
+  }));
+  return catalog;
+}
+
+/** The workspace (and key) a session was opened with; every call in it acts for that workspace. */
+export interface SessionBinding {
+  workspaceId: string;
+  apiKeyId: string | null;
+}
+
+/** One MCP server per session (an SDK Server serves one transport). */
+export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server {
+  const server = new Server(
+    { name: MCP_SERVER_NAME, title: 'Mnemo memory', version: deps.config.version },
+    { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
+  );
+  const byName = new Map(TOOLS.map((tool) => [tool.name, tool]));
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolCatalog() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = byName.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const httpRequest = currentHttpRequest();
+    if (!httpRequest) {
+      throw new McpError(ErrorCode.InternalError, 'Tool call outside an HTTP request');
+    }
+    try {
+      const output = await tool.call(
+        { deps, workspaceId: binding.workspaceId, request: httpRequest },
+        request.params.arguments,
+      );
+      return {
+        content: [{ type: 'text', text: output.text }],
+        structuredContent: output.structured,
+      };
+    } catch (error) {
+      const known = error instanceof ApiError ? error : undefined;
+      if (!known) {
+        deps.logger.error(
+          { err: error, request_id: httpRequest.requestId, tool: tool.name },
+          'MCP tool failed',
+        );
+        // A client that wants error logs (the SDK filters by the level set with logging/setLevel)
+        // gets the request id to quote when reporting the failure.
+        void server
+          .sendLoggingMessage(
+            {
+              level: 'error',
+              logger: MCP_SERVER_NAME,
+              data: { tool: tool.name, request_id: httpRequest.requestId },
+            },
+            extra.sessionId,
+          )
+          .catch(() => undefined);
+      }
+      return toolError(
+        known ?? new ApiError('INTERNAL', 'Internal server error'),
+        httpRequest.requestId,
+      );
+    }
+  });
+  return server;
+}
+
+/**
+ * A tool error the model can read (`CODE: message`, then one line per field) and a program can
+ * parse: the second text part is the REST error envelope. The envelope is not structuredContent
+ * because clients validate structuredContent against the tool's output schema even on errors.
+ */
+export function toolError(error: ApiError, requestId: string): CallToolResult {
+  const lines = [`${error.code}: ${error.message}`];
+  for (const [field, messages] of Object.entries(error.details ?? {}))
+    lines.push(`- ${field}: ${messages.join('; ')}`);
+  return {
+    isError: true,
+    content: [
+      { type: 'text', text: lines.join('\n') },
+      { type: 'text', text: JSON.stringify(error.toBody(requestId)) },
+    ],
+  };
+}
