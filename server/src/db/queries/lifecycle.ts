@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, inArray, isNotNull, lte } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import {
   memories,
@@ -10,7 +10,7 @@ import {
   type NewMemoryChunk,
   type NewMemoryLifecycleEvent,
 } from '../schema/index.js';
-import type { MemorySpace, Queryable } from './memory-writes.js';
+import { inSpace, type MemorySpace, type Queryable } from './memory-writes.js';
 
 export interface ClaimHolder {
   id: string;
@@ -19,17 +19,6 @@ export interface ClaimHolder {
   effectiveAt: Date | null;
   createdAt: Date;
   confidence: number | null;
-}
-
-function inSpace(space: MemorySpace) {
-  return and(
-    eq(memories.workspaceId, space.workspaceId),
-    eq(memories.ownerType, space.ownerType),
-    eq(memories.ownerId, space.ownerId),
-    sql`${memories.scope} is not distinct from ${space.scope}`,
-    sql`${memories.namespace} is not distinct from ${space.namespace}`,
-    sql`${memories.containerTag} is not distinct from ${space.containerTag}`,
-  );
 }
 
 /** Live memories of the space stating any of these `subject|attribute` keys. */

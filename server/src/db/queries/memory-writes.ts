@@ -26,7 +26,8 @@ export interface MemorySpace {
 /** A transaction or the database: both run the same queries. */
 export type Queryable = Pick<Database, 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
 
-function inSpace(space: MemorySpace): SQL | undefined {
+/** The memories of exactly this space (labels compared null-safely). */
+export function inSpace(space: MemorySpace): SQL | undefined {
   return and(
     eq(memories.workspaceId, space.workspaceId),
     eq(memories.ownerType, space.ownerType),
