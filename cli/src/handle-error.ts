@@ -1,21 +1,18 @@
 import { MnemoError } from '@mnemo/client';
-import { UsageError } from './command.js';
+import { ImportFailedError } from './commands/import.js';
 import type { Output } from './output.js';
-import { usage } from './usage.js';
 
 /** Exit codes: 1 the call failed, 2 the command line was wrong. */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
 /**
- * The one place an error becomes output: a friendly line on stderr (`error CODE: message
+ * The one place an error becomes output: one friendly line on stderr (`error CODE: message
  * (request_id ...)`), or a JSON object on stderr with `--json`, and the exit code to leave with.
  */
 export function handleError(error: unknown, output: Output): number {
-  if (error instanceof UsageError) {
-    output.error(`error: ${error.message}\n\n${usage(error.command)}`);
-    return EXIT_USAGE;
-  }
+  // The summary is already printed; only the exit code is left to set.
+  if (error instanceof ImportFailedError) return EXIT_FAILURE;
 
   if (error instanceof MnemoError) {
     if (output.json) {
@@ -32,10 +29,12 @@ export function handleError(error: unknown, output: Output): number {
       return EXIT_FAILURE;
     }
     const requestId = error.requestId === undefined ? '' : ` (request_id ${error.requestId})`;
-    const details = Object.entries(error.details ?? {}).map(
-      ([field, messages]) => `  ${field}: ${messages.join('; ')}`,
+    const details = Object.entries(error.details ?? {})
+      .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
+      .join('; ');
+    output.error(
+      `error ${error.code}: ${error.message}${details ? ` [${details}]` : ''}${requestId}`,
     );
-    output.error([`error ${error.code}: ${error.message}${requestId}`, ...details].join('\n'));
     return EXIT_FAILURE;
   }
 

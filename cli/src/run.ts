@@ -1,125 +1,105 @@
-import { parseArgs } from 'node:util';
-import { DEFAULT_BASE_URL, MnemoClient, type Fetch } from '@mnemo/client';
-import { UsageError, type Command, type OptionSpecs } from './command.js';
-import { handleError } from './handle-error.js';
-import { Output, type Writer } from './output.js';
-import { COMMANDS, usage } from './usage.js';
+import { Command, CommanderError } from 'commander';
+import type { MemoryClient } from '@mnemo/client';
+import { appFor, type App, type RunContext } from './context.js';
+import { healthCommand, usageCommand } from './commands/health.js';
+import { importCommand } from './commands/import.js';
+import {
+  addCommand,
+  deleteCommand,
+  getCommand,
+  listCommand,
+  type Bind,
+} from './commands/memories.js';
+import { contextCommand, feedbackCommand, searchCommand } from './commands/search.js';
+import { EXIT_USAGE, handleError } from './handle-error.js';
+import { Output } from './output.js';
 
-/** What `run` talks to; `index.ts` passes the process's, tests pass their own. */
-export interface RunContext {
-  stdout: Writer;
-  stderr: Writer;
-  /** Sends the requests; default `globalThis.fetch`. */
-  fetch?: Fetch;
-  /** Read for MNEMO_BASE_URL and MNEMO_API_KEY; nothing else is read from the environment. */
-  env?: Record<string, string | undefined>;
-}
+export type { RunContext } from './context.js';
 
-const GLOBAL_OPTIONS = {
-  'base-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies OptionSpecs;
+export const VERSION = '0.1.0';
 
-// Parsed once with every command's options so that `--page 2` is never mistaken for a flag
-// followed by a positional; which options a command accepts is checked afterwards.
-const ALL_OPTIONS: OptionSpecs = Object.assign(
-  {},
-  ...COMMANDS.map((command) => command.options ?? {}),
-  GLOBAL_OPTIONS,
-);
-
-function findCommand(words: readonly string[]): Command | undefined {
-  return COMMANDS.find((command) => command.words.every((word, index) => words[index] === word));
-}
-
-function nonEmpty(value: string | boolean | undefined): string | undefined {
-  return typeof value !== 'string' || value.trim() === '' ? undefined : value;
+/** The `mnemo` program; `bind` turns an action into a commander action with a ready App. */
+export function createProgram(context: RunContext, bind: Bind): Command {
+  const program = new Command('mnemo')
+    .description('Command-line interface of the Mnemo memory service')
+    .version(VERSION, '-V, --version')
+    .option(
+      '--base-url <url>',
+      'service root (default: $MNEMO_BASE_URL, the config file, or http://127.0.0.1:8787)',
+    )
+    .option('--api-key <key>', 'API key (default: $MNEMO_API_KEY or the config file)')
+    .option(
+      '--config <path>',
+      'config file (default: $MNEMO_CONFIG or ~/.config/mnemo/config.json)',
+    )
+    .option('--timeout <ms>', 'per-attempt timeout in milliseconds (default 60000)')
+    .option('--transport <kind>', 'how search and context travel: hybrid (default), mcp or rest')
+    .option('--json', 'print results as JSON (errors as JSON on stderr)')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (text) => context.stdout.write(text),
+      writeErr: (text) => context.stderr.write(text),
+    })
+    .exitOverride();
+  for (const make of [
+    addCommand,
+    searchCommand,
+    contextCommand,
+    getCommand,
+    listCommand,
+    deleteCommand,
+    feedbackCommand,
+    usageCommand,
+    healthCommand,
+    importCommand,
+  ]) {
+    program.addCommand(
+      make(bind)
+        .configureOutput({
+          writeOut: (text) => context.stdout.write(text),
+          writeErr: (text) => context.stderr.write(text),
+        })
+        .exitOverride(),
+    );
+  }
+  return program;
 }
 
 /**
  * Runs the CLI once and resolves to its exit code: 0 success, 1 the call failed, 2 usage error.
  * Never calls `process.exit`, so tests drive it in-process.
  */
-export async function run(argv: readonly string[], context: RunContext): Promise<number> {
-  const env = context.env ?? {};
+export async function run(rawArgv: readonly string[], context: RunContext): Promise<number> {
+  // `pnpm mnemo -- health` passes the separator through.
+  const argv = rawArgv[0] === '--' ? rawArgv.slice(1) : rawArgv;
+  const clients: MemoryClient[] = [];
   let output = new Output(context.stdout, context.stderr, argv.includes('--json'));
-
+  const bind: Bind =
+    (action) =>
+    async (...args: unknown[]) => {
+      // commander passes the declared arguments, then the options, then the command.
+      const command = args[args.length - 1] as Command;
+      const app: App = appFor(command, context, clients);
+      output = app.output;
+      await (action as (app: App, ...rest: unknown[]) => Promise<void>)(app, ...args.slice(0, -1));
+    };
+  const program = createProgram(context, bind);
   try {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        options: ALL_OPTIONS,
-        allowPositionals: true,
-        strict: true,
-        tokens: true,
-      });
-    } catch (error) {
-      throw new UsageError(error instanceof Error ? error.message : String(error));
+    if (argv.length === 0) {
+      program.outputHelp();
+      return EXIT_USAGE;
     }
-    const { values, positionals, tokens } = parsed;
-    output = new Output(context.stdout, context.stderr, values.json === true);
-
-    if (positionals.length === 0 || (positionals.length === 1 && positionals[0] === 'help')) {
-      if (values.help === true || positionals[0] === 'help') {
-        output.info(usage());
-        return 0;
-      }
-      throw new UsageError('missing command');
-    }
-
-    const command = findCommand(positionals);
-    if (!command) {
-      const group = COMMANDS.filter(
-        (entry) => entry.words.length > 1 && entry.words[0] === positionals[0],
-      );
-      if (group.length > 0 && positionals.length === 1) {
-        const subcommands = group.map((entry) => entry.words.slice(1).join(' ')).join(', ');
-        throw new UsageError(`"${positionals[0]}" needs a subcommand: ${subcommands}`);
-      }
-      throw new UsageError(`unknown command "${positionals.join(' ')}"`);
-    }
-    if (values.help === true) {
-      output.info(usage(command));
-      return 0;
-    }
-
-    const allowed = new Set([
-      ...Object.keys(GLOBAL_OPTIONS),
-      ...Object.keys(command.options ?? {}),
-    ]);
-    for (const token of tokens) {
-      if (token.kind === 'option' && !allowed.has(token.name)) {
-        throw new UsageError(`${command.words.join(' ')} does not take --${token.name}`, command);
-      }
-    }
-    const args = positionals.slice(command.words.length);
-    const expected = command.args ?? [];
-    if (args.length < expected.length) {
-      throw new UsageError(`missing <${expected[args.length]}>`, command);
-    }
-    if (args.length > expected.length) {
-      throw new UsageError(`unexpected argument "${args[expected.length]}"`, command);
-    }
-
-    const baseUrl =
-      nonEmpty(values['base-url']) ?? nonEmpty(env.MNEMO_BASE_URL) ?? DEFAULT_BASE_URL;
-    if (!URL.canParse(baseUrl)) throw new UsageError(`--base-url must be a URL, got "${baseUrl}"`);
-    const client = new MnemoClient({
-      baseUrl,
-      // null, not undefined: the client would otherwise fall back to the real process.env.
-      apiKey: nonEmpty(values['api-key']) ?? nonEmpty(env.MNEMO_API_KEY) ?? null,
-      fetch: context.fetch,
-    });
-
-    const options = Object.fromEntries(
-      Object.keys(command.options ?? {}).map((name) => [name, values[name]]),
-    );
-    await command.action({ client, output, args, options });
+    await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version print to stdout and succeed; commander already printed its error line.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      if (error.code === 'commander.help') return 0;
+      return EXIT_USAGE;
+    }
     return handleError(error, output);
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
   }
 }

@@ -1,23 +1,31 @@
+import { contract, type VersionedHealthResponse } from '@mnemo/contract';
+import type { TransportKind } from './core/types.js';
+import type { Fetch } from './internal/fetch-with-timeout.js';
+import { Billing, Context, Feedback, Memories, Search, Usage } from './resources.js';
+import { SearchRouter, type ServedBy } from './transport/hybrid.js';
+import { McpTransport } from './transport/mcp.js';
 import {
-  contract,
-  type DeleteMemoryResponse,
-  type ListMemoriesQuery,
-  type ListMemoriesResponse,
-  type Memory,
-  type VersionedHealthResponse,
-} from '@mnemo/contract';
-import { errorFromResponse, MnemoError } from './core/errors.js';
-import { fetchWithTimeout, type Fetch } from './internal/fetch-with-timeout.js';
+  RestTransport,
+  type RequestOptions,
+  type RequestSpec,
+  type RouteRef,
+} from './transport/rest.js';
 
 export type { Fetch } from './internal/fetch-with-timeout.js';
 
-/** Where the service listens when nothing else is configured. */
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+/** The version this client reports to the server in MCP `initialize`. */
+export const CLIENT_VERSION = '0.1.0';
 
+/** Where the service listens when nothing else is configured (the server's default `PORT`). */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 /** Per-attempt timeout when nothing else is configured: one minute, as the spec says. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
+/** Retries after the first attempt, as the spec says. */
+export const DEFAULT_MAX_RETRIES = 2;
+/** Base of the exponential backoff, in milliseconds. */
+export const DEFAULT_RETRY_BASE_MS = 200;
 
-/** Options of {@link MnemoClient}. Every field is optional. */
+/** Options of {@link MemoryClient}. Every field is optional. */
 export interface ClientOptions {
   /**
    * Root URL of the service, without the `/v1` prefix (a trailing slash is fine; a path prefix
@@ -32,158 +40,181 @@ export interface ClientOptions {
    */
   apiKey?: string | null | undefined;
   /**
-   * Milliseconds one attempt may take, from sending the request to reading the whole body.
+   * Milliseconds one attempt may take, from sending the request to reading the whole body. Each
+   * retry gets a fresh budget; running out throws `APITimeoutError` (code `TIMEOUT`).
    * @default 60000
    */
   timeoutMs?: number | undefined;
   /**
-   * The `fetch` to send requests with; inject one to test, proxy or instrument.
+   * Aborts every call of this client when it fires, at once (also while waiting to retry);
+   * throws `APIUserAbortError` (code `ABORTED`) and is never retried.
+   * @default undefined
+   */
+  signal?: AbortSignal | undefined;
+  /**
+   * REST retries after the first attempt, on 429, 5xx and network errors (timeouts included).
+   * @default 2
+   */
+  maxRetries?: number | undefined;
+  /**
+   * Base of the backoff: before retry `n` (from 0) the client waits `random(0, retryBaseMs * 2^n)`
+   * milliseconds (full jitter), or the server's `Retry-After` when it sends one (up to 60 s).
+   * @default 200
+   */
+  retryBaseMs?: number | undefined;
+  /**
+   * How `search.query` and `context.get` travel: `rest`, `mcp` (the hosted MCP tools), or
+   * `hybrid` (MCP for simple searches, REST for searches with filters, search_mode, min_score,
+   * retrieval_profile, page or page_size, and REST again when MCP fails). Every other call is REST.
+   * @default 'hybrid'
+   */
+  transport?: TransportKind | undefined;
+  /**
+   * The `fetch` to send requests with (REST and MCP); inject one to test, proxy or instrument.
    * @default globalThis.fetch (looked up at call time, so late polyfills and mocks apply)
    */
   fetch?: Fetch | undefined;
   /**
-   * Aborts every request of this client when it fires (each request can add its own).
-   * @default undefined
+   * The `[0, 1)` random source of the backoff jitter; inject a seeded one for reproducible waits.
+   * @default Math.random
    */
-  signal?: AbortSignal | undefined;
-}
-
-/** Options of a single call; they add to (never replace) the client's. */
-export interface RequestOptions {
-  /** Aborts this call; the client's own `signal` still applies. */
-  signal?: AbortSignal | undefined;
-  /** Overrides the client's `timeoutMs` for this call. */
-  timeoutMs?: number | undefined;
-}
-
-/** A route as the contract declares it: the client needs its method and path template. */
-export interface RouteRef {
-  method: string;
-  path: string;
-}
-
-/** What {@link MnemoClient.request} sends besides the route. */
-export interface RequestSpec extends RequestOptions {
-  /** Values for the `:name` placeholders of the path; each is URI-encoded. */
-  params?: Record<string, string>;
-  /** Query parameters; `undefined` and `null` are left out, objects are JSON-encoded. */
-  query?: Record<string, unknown>;
-  /** JSON body. */
-  body?: unknown;
+  random?: (() => number) | undefined;
 }
 
 function readEnv(name: string): string | undefined {
-  const value = globalThis.process?.env?.[name]?.trim();
+  const value = (
+    globalThis as { process?: { env?: Record<string, string | undefined> } }
+  ).process?.env?.[name]?.trim();
   return value === '' ? undefined : value;
 }
 
 const defaultFetch: Fetch = (url, init) => globalThis.fetch(url, init);
 
-function fillPath(template: string, params: Record<string, string> = {}): string {
-  return template.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_match, name: string) => {
-    const value = params[name];
-    if (value === undefined)
-      throw new TypeError(`Missing path parameter "${name}" for ${template}`);
-    return encodeURIComponent(value);
-  });
-}
-
-function queryString(query: Record<string, unknown> = {}): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined || value === null) continue;
-    search.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
+function nonNegativeInt(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new TypeError(`${name} must be a non-negative integer, got ${value}`);
   }
-  const encoded = search.toString();
-  return encoded === '' ? '' : `?${encoded}`;
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  return JSON.parse(text);
-}
-
-/** Memories of the workspace the API key belongs to. Reach it as `client.memories`. */
-export class Memories {
-  constructor(private readonly client: MnemoClient) {}
-
-  /**
-   * One page of memories, newest first. `metadata` is an object here; it is JSON-encoded into
-   * the query string for you.
-   *
-   * @example
-   * ```ts
-   * const { memories, has_more } = await client.memories.list({ user_id: 'u_42', page_size: 20 });
-   * ```
-   */
-  list(query: ListMemoriesQuery = {}, options?: RequestOptions): Promise<ListMemoriesResponse> {
-    return this.client.request(contract.memories.listMemories, { ...options, query });
-  }
-
-  /** One memory by id; throws `NotFoundError` when there is none. */
-  get(id: string, options?: RequestOptions): Promise<Memory> {
-    return this.client.request(contract.memories.getMemory, { ...options, params: { id } });
-  }
-
-  /** Deletes a memory with its chunks and links; throws `NotFoundError` when there is none. */
-  delete(id: string, options?: RequestOptions): Promise<DeleteMemoryResponse> {
-    return this.client.request(contract.memories.deleteMemory, { ...options, params: { id } });
-  }
+  return value;
 }
 
 /**
  * Typed client of the Mnemo memory service. Every non-2xx answer throws a subclass of
- * `MnemoError` exposing `code`, `message`, `status` and `requestId`.
+ * `MnemoError` exposing `code`, `message`, `status`, `requestId` and `details`.
  *
  * @example
  * ```ts
- * import { MnemoClient, AuthenticationError } from '@mnemo/client';
+ * import { MemoryClient } from '@mnemo/client';
  *
- * const client = new MnemoClient({ apiKey: process.env.MNEMO_API_KEY });
- * const { status, version } = await client.health();
- * const page = await client.memories.list({ user_id: 'u_42' });
- * for (const memory of page.results) console.log(memory.id, memory.text);
+ * const client = new MemoryClient({ apiKey: process.env.MNEMO_API_KEY });
+ * await client.memories.add({ text: 'Prefers window seats', ownerId: 'u_42' });
+ * const { results } = await client.search.query({ query: 'seat preference', ownerId: 'u_42' });
+ * const { context_text } = await client.context.get({ query: 'How does u_42 travel?', ownerId: 'u_42' });
+ * await client.close(); // ends the MCP session, if one was opened
  * ```
  */
-export class MnemoClient {
+export class MemoryClient {
   /** The resolved root URL, without a trailing slash. */
   readonly baseUrl: string;
   /** The resolved per-attempt timeout. */
   readonly timeoutMs: number;
-  /** Memories: list, get, delete. */
+  /** The resolved retry count. */
+  readonly maxRetries: number;
+  /** The resolved backoff base. */
+  readonly retryBaseMs: number;
+  /** The resolved transport of searches. */
+  readonly transport: TransportKind;
+  /** Memories: add, list, get, delete. */
   readonly memories: Memories;
+  /** Search: `search.query(params)`. */
+  readonly search: Search;
+  /** Context: `context.get(params)`. */
+  readonly context: Context;
+  /** Feedback: `feedback.send({ feedback, request_id })`. */
+  readonly feedback: Feedback;
+  /** Usage: `usage.today()` (route not on the server yet). */
+  readonly usage: Usage;
+  /** Billing: `billing.status()` (route not on the server yet). */
+  readonly billing: Billing;
 
-  readonly #apiKey: string | undefined;
-  readonly #fetch: Fetch;
-  readonly #signal: AbortSignal | undefined;
+  readonly #rest: RestTransport;
+  readonly #mcp: McpTransport;
+  readonly #router: SearchRouter;
 
   constructor({
     baseUrl = readEnv('MNEMO_BASE_URL') ?? DEFAULT_BASE_URL,
     apiKey = readEnv('MNEMO_API_KEY'),
     timeoutMs = DEFAULT_TIMEOUT_MS,
-    fetch = defaultFetch,
     signal,
+    maxRetries = DEFAULT_MAX_RETRIES,
+    retryBaseMs = DEFAULT_RETRY_BASE_MS,
+    transport = 'hybrid',
+    fetch = defaultFetch,
+    random = Math.random,
   }: ClientOptions = {}) {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new TypeError(`timeoutMs must be a positive number, got ${timeoutMs}`);
     }
+    if (!['mcp', 'rest', 'hybrid'].includes(transport)) {
+      throw new TypeError(`transport must be mcp, rest or hybrid, got ${String(transport)}`);
+    }
     this.baseUrl = new URL(baseUrl).href.replace(/\/+$/, '');
     this.timeoutMs = timeoutMs;
-    this.#apiKey = apiKey ?? undefined;
-    this.#fetch = fetch;
-    this.#signal = signal;
-    this.memories = new Memories(this);
-  }
-
-  /** Liveness of the service, with its version and embedding model (`GET /v1/health`). */
-  health(options?: RequestOptions): Promise<VersionedHealthResponse> {
-    return this.request(contract.health.getVersionedHealth, { ...options });
+    this.maxRetries = nonNegativeInt('maxRetries', maxRetries);
+    this.retryBaseMs = nonNegativeInt('retryBaseMs', retryBaseMs);
+    this.transport = transport;
+    const key = apiKey ?? undefined;
+    this.#rest = new RestTransport({
+      baseUrl: this.baseUrl,
+      apiKey: key,
+      fetch,
+      timeoutMs,
+      maxRetries: this.maxRetries,
+      retryBaseMs: this.retryBaseMs,
+      random,
+      signal,
+    });
+    this.#mcp = new McpTransport({
+      baseUrl: this.baseUrl,
+      apiKey: key,
+      fetch,
+      timeoutMs,
+      signal,
+      clientVersion: CLIENT_VERSION,
+    });
+    this.#router = new SearchRouter(transport, this.#rest, this.#mcp);
+    this.memories = new Memories(this.#rest);
+    this.search = new Search(this.#router);
+    this.context = new Context(this.#router);
+    this.feedback = new Feedback(this.#rest);
+    this.usage = new Usage(this.#rest);
+    this.billing = new Billing(this.#rest);
   }
 
   /**
-   * Sends one request to a contract route and returns its parsed JSON body. The typed methods
-   * use it; call it directly only for a route that has no method yet. The response body is
-   * parsed, not validated: the server validates against the same contract.
+   * Liveness of the service, with its version and embedding model (`GET /v1/health`).
+   *
+   * @example
+   * ```ts
+   * const { status, version } = await client.health();
+   * ```
+   */
+  async health(options?: RequestOptions): Promise<VersionedHealthResponse> {
+    const { data } = await this.#rest.request<VersionedHealthResponse>(
+      contract.health.getVersionedHealth,
+      { ...options },
+    );
+    return data;
+  }
+
+  /** Which transport served the most recent search or context call (`mcp` or `rest`). */
+  get lastSearchTransport(): ServedBy | undefined {
+    return this.#router.lastServedBy;
+  }
+
+  /**
+   * Sends one REST request to a route and returns its parsed JSON body, with the client's
+   * retries and timeouts. The typed methods use it; call it directly only for a route that has
+   * no method yet.
    *
    * @example
    * ```ts
@@ -192,42 +223,16 @@ export class MnemoClient {
    * ```
    */
   async request<T>(route: RouteRef, spec: RequestSpec = {}): Promise<T> {
-    const url = `${this.baseUrl}${fillPath(route.path, spec.params)}${queryString(spec.query)}`;
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-    const init: RequestInit = { method: route.method, headers };
-    if (spec.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      init.body = JSON.stringify(spec.body);
-    }
+    return (await this.#rest.request<T>(route, spec)).data;
+  }
 
-    const timeoutMs = spec.timeoutMs ?? this.timeoutMs;
-    const { response, text } = await fetchWithTimeout(url, init, {
-      fetch: this.#fetch,
-      timeoutMs,
-      signals: [this.#signal, spec.signal],
-    });
-
-    if (!response.ok) {
-      let body: unknown;
-      try {
-        body = parseJson(text);
-      } catch {
-        body = text;
-      }
-      throw errorFromResponse(response.status, body, response.headers);
-    }
-
-    try {
-      return parseJson(text) as T;
-    } catch (cause) {
-      throw new MnemoError({
-        code: 'INVALID_RESPONSE',
-        message: `Expected a JSON body from ${route.method} ${route.path}`,
-        status: response.status,
-        requestId: response.headers.get('x-request-id') ?? undefined,
-        cause,
-      });
-    }
+  /** Ends the MCP session, if one was opened. The client stays usable (a new session opens on demand). */
+  close(): Promise<void> {
+    return this.#mcp.close();
   }
 }
+
+/** The earlier name of {@link MemoryClient}, kept for compatibility. */
+export const MnemoClient = MemoryClient;
+/** The earlier name of {@link MemoryClient}, kept for compatibility. */
+export type MnemoClient = MemoryClient;

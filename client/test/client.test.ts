@@ -58,8 +58,9 @@ describe('success paths', () => {
 
     expect(result).toEqual(page);
     const query = new URL(requests[0]!.url).searchParams;
+    // Owner aliases are folded into owner_id before sending.
     expect(Object.fromEntries(query)).toEqual({
-      user_id: 'u_42',
+      owner_id: 'u_42',
       page: '2',
       page_size: '10',
       metadata: '{"plan":"pro","vip":true}',

@@ -48,3 +48,38 @@ export function envelope(
 ) {
   return { error: { code, message, ...(details ? { details } : {}) }, request_id: requestId };
 }
+
+/** One JSON-RPC message as the MCP client posts it. */
+export interface RpcMessage {
+  jsonrpc: '2.0';
+  id?: number | string;
+  method: string;
+  params?: Record<string, unknown> & { name?: string; arguments?: Record<string, unknown> };
+}
+
+export const searchResponse = {
+  results: [
+    {
+      chunk_id: 'c1',
+      memory_id: '0b9f4a52-8a0e-4c55-9a8e-2f1c3b7d6e01',
+      chunk_index: 0,
+      text: 'Prefers window seats on long flights',
+      score: 0.91,
+    },
+  ],
+  page: 1,
+  page_size: 10,
+  total: 1,
+  has_more: false,
+};
+
+export const contextResponse = {
+  context_text: '[1] Prefers window seats on long flights',
+  citations: [
+    { i: 1, chunk_id: 'c1', memory_id: '0b9f4a52-8a0e-4c55-9a8e-2f1c3b7d6e01', chunk_index: 0 },
+  ],
+  page: 1,
+  page_size: 10,
+  total: 1,
+  has_more: false,
+};

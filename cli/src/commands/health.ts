@@ -1,6 +1,8 @@
-import type { VersionedHealthResponse } from '@mnemo/client';
-import type { Command } from '../command.js';
-import { keyValues } from '../output.js';
+import { Command } from 'commander';
+import type { UsageToday, VersionedHealthResponse } from '@mnemo/client';
+import type { App } from '../context.js';
+import { keyValues, table } from '../output.js';
+import type { Bind } from './memories.js';
 
 function formatHealth(health: VersionedHealthResponse): string {
   return keyValues([
@@ -13,11 +15,45 @@ function formatHealth(health: VersionedHealthResponse): string {
   ]);
 }
 
+function formatUsage(usage: UsageToday): string {
+  const limits = usage.limits ?? usage.caps;
+  const rows = (['writes', 'reads', 'embeds'] as const).map((resource) => [
+    resource,
+    String(usage[resource]),
+    limits ? String(limits[resource]) : '-',
+  ]);
+  const alerts = (usage.cap_alerts ?? []).map(
+    (alert) =>
+      `${alert.severity}: ${alert.resource} at ${Math.round(alert.ratio * 100)}% (${alert.used}/${alert.cap})`,
+  );
+  return [
+    keyValues([
+      ['plan', usage.plan],
+      ['day', usage.day],
+      ['mode', usage.operational_mode],
+    ]),
+    '',
+    table([['RESOURCE', 'USED', 'LIMIT'], ...rows]),
+    ...(alerts.length > 0 ? ['', ...alerts] : []),
+  ].join('\n');
+}
+
 /** `mnemo health`: is the service up, which version, which embedding model. */
-export const health: Command = {
-  words: ['health'],
-  summary: 'Check that the service is up',
-  async action({ client, output }) {
-    output.result(await client.health(), formatHealth);
-  },
-};
+export function healthCommand(bind: Bind): Command {
+  return new Command('health').description('Check that the service is up').action(
+    bind(async ({ client, output }: App) => {
+      output.result(await client.health(), formatHealth);
+    }),
+  );
+}
+
+/** `mnemo usage`: today's usage (GET /v1/usage/today; the server does not serve it yet). */
+export function usageCommand(bind: Bind): Command {
+  return new Command('usage')
+    .description("Today's usage and limits (not served by the server yet)")
+    .action(
+      bind(async ({ client, output }: App) => {
+        output.result(await client.usage.today(), formatUsage);
+      }),
+    );
+}

@@ -1,13 +1,35 @@
-import type { DeleteMemoryResponse, ListMemoriesResponse, Memory } from '@mnemo/client';
-import { UsageError, type Command } from '../command.js';
+import { Command, Option } from 'commander';
+import type {
+  DeleteMemoryResponse,
+  ListMemoriesResponse,
+  Memory,
+  MemoryInsertResponse,
+  Metadata,
+  MemoryType,
+} from '@mnemo/client';
+import type { App } from '../context.js';
 import { clip, keyValues, table } from '../output.js';
+import { memoryType, metadata, number, positiveInt } from '../parse.js';
+import { defined, ownerFrom, ownerOptions, type OwnerFlags } from './shared.js';
 
-function positiveInt(name: string, raw: string | boolean | undefined, command: Command) {
-  if (raw === undefined || typeof raw === 'boolean') return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new UsageError(`--${name} must be a positive integer, got "${raw}"`, command);
-  }
-  return Number(raw);
+type Action = (app: App, ...args: never[]) => Promise<void>;
+export type Bind = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+function formatInsert(result: MemoryInsertResponse): string {
+  const head = result.deduped
+    ? `not stored again: ${result.memory_id} already holds this (${result.dedupe_kind ?? 'duplicate'})`
+    : `stored ${result.memory_id}`;
+  return [
+    head,
+    keyValues([
+      ['chunks', result.chunks],
+      ['extraction', result.extraction.status],
+      ['superseded', result.superseded_memory_id],
+      ['pii_hints', result.safety?.pii_hints.join(', ')],
+    ]),
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 function formatList({ results, page, page_size, total, has_more }: ListMemoriesResponse): string {
@@ -45,47 +67,117 @@ function formatMemory(memory: Memory): string {
   return `${fields}\n\n${memory.text}`;
 }
 
-/** `mnemo memories list`: one page of memories, newest first. */
-export const listMemories: Command = {
-  words: ['memories', 'list'],
-  options: {
-    'user-id': { type: 'string' },
-    page: { type: 'string' },
-    'page-size': { type: 'string' },
-  },
-  synopsis: '[--user-id ID] [--page N] [--page-size N]',
-  summary: 'List memories, newest first',
-  async action({ client, output, options }) {
-    const page = await client.memories.list({
-      user_id: typeof options['user-id'] === 'string' ? options['user-id'] : undefined,
-      page: positiveInt('page', options.page, listMemories),
-      page_size: positiveInt('page-size', options['page-size'], listMemories),
-    });
-    output.result(page, formatList);
-  },
-};
+interface AddFlags extends OwnerFlags {
+  type?: MemoryType;
+  metadata?: Metadata;
+  scope?: string;
+  namespace?: string;
+  containerTag?: string;
+  importance?: number;
+  idempotencyKey?: string;
+  extract: boolean;
+  replaces?: string;
+  piiScan?: boolean;
+}
 
-/** `mnemo memories get <id>`: one memory with its fields and text. */
-export const getMemory: Command = {
-  words: ['memories', 'get'],
-  args: ['id'],
-  summary: 'Show one memory',
-  async action({ client, output, args: [id = ''] }) {
-    output.result(await client.memories.get(id), formatMemory);
-  },
-};
-
-/** `mnemo memories delete <id>`: delete a memory with its chunks and links. */
-export const deleteMemory: Command = {
-  words: ['memories', 'delete'],
-  args: ['id'],
-  summary: 'Delete a memory with its chunks and links',
-  async action({ client, output, args: [id = ''] }) {
-    output.result(
-      await client.memories.delete(id),
-      (result: DeleteMemoryResponse) => `deleted ${result.id}`,
+/** `mnemo add <text>`: store one memory. */
+export function addCommand(bind: Bind): Command {
+  return ownerOptions(new Command('add'))
+    .description('Store a memory')
+    .argument('<text>', 'the memory: one self-contained statement')
+    .addOption(new Option('--type <type>', 'memory type').argParser(memoryType))
+    .option('--metadata <json>', 'metadata as a JSON object', metadata)
+    .option('--scope <label>', 'scope label')
+    .option('--namespace <label>', 'namespace label')
+    .option('--container-tag <label>', 'container tag')
+    .option('--importance <n>', 'ranking weight, 0.01 to 100', number)
+    .option('--replaces <memory-id>', 'memory this one supersedes')
+    .option(
+      '--idempotency-key <key>',
+      'retrying with the same key never stores twice (8 to 128 chars)',
+    )
+    .option('--no-extract', 'store only this memory, no extracted children')
+    .option('--pii-scan', 'report email/phone hints found in the text')
+    .action(
+      bind(async ({ client, output }: App, text: string, flags: AddFlags) => {
+        const result = await client.memories.add(
+          defined({
+            text,
+            ...ownerFrom(flags),
+            memory_type: flags.type,
+            metadata: flags.metadata,
+            scope: flags.scope,
+            namespace: flags.namespace,
+            containerTag: flags.containerTag,
+            importance: flags.importance,
+            replaces_memory_id: flags.replaces,
+            idempotency_key: flags.idempotencyKey,
+            extract: flags.extract ? undefined : false,
+          }),
+          { piiScan: flags.piiScan === true },
+        );
+        output.result(result, formatInsert);
+      }),
     );
-  },
-};
+}
 
-export const memoriesCommands: readonly Command[] = [listMemories, getMemory, deleteMemory];
+interface ListFlags extends OwnerFlags {
+  namespace?: string;
+  type?: MemoryType;
+  metadata?: Metadata;
+  page?: number;
+  pageSize?: number;
+}
+
+/** `mnemo list`: one page of memories, newest first. */
+export function listCommand(bind: Bind): Command {
+  return ownerOptions(new Command('list'))
+    .description('List memories, newest first')
+    .option('--namespace <label>', 'only this namespace')
+    .addOption(new Option('--type <type>', 'only this memory type').argParser(memoryType))
+    .option('--metadata <json>', 'only memories whose metadata holds these pairs', metadata)
+    .option('--page <n>', 'page, from 1', positiveInt)
+    .option('--page-size <n>', 'memories per page, 1 to 100', positiveInt)
+    .action(
+      bind(async ({ client, output }: App, flags: ListFlags) => {
+        const page = await client.memories.list(
+          defined({
+            ...ownerFrom(flags),
+            namespace: flags.namespace,
+            memory_type: flags.type,
+            metadata: flags.metadata,
+            page: flags.page,
+            page_size: flags.pageSize,
+          }),
+        );
+        output.result(page, formatList);
+      }),
+    );
+}
+
+/** `mnemo get <id>`. */
+export function getCommand(bind: Bind): Command {
+  return new Command('get')
+    .description('Show one memory')
+    .argument('<id>', 'memory id')
+    .action(
+      bind(async ({ client, output }: App, id: string) => {
+        output.result(await client.memories.get(id), formatMemory);
+      }),
+    );
+}
+
+/** `mnemo delete <id>`. */
+export function deleteCommand(bind: Bind): Command {
+  return new Command('delete')
+    .description('Delete a memory with its chunks and links')
+    .argument('<id>', 'memory id')
+    .action(
+      bind(async ({ client, output }: App, id: string) => {
+        output.result(
+          await client.memories.delete(id),
+          (result: DeleteMemoryResponse) => `deleted ${result.id}`,
+        );
+      }),
+    );
+}

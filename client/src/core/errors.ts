@@ -6,7 +6,13 @@ import type { ErrorCode } from '@mnemo/contract';
  * or a cancellation by the caller.
  */
 export type ClientErrorCode =
-  'HTTP_ERROR' | 'INVALID_RESPONSE' | 'CONNECTION_ERROR' | 'TIMEOUT' | 'ABORTED';
+  | 'HTTP_ERROR'
+  | 'INVALID_RESPONSE'
+  | 'CONNECTION_ERROR'
+  | 'TIMEOUT'
+  | 'ABORTED'
+  | 'MCP_TOOL_ERROR'
+  | 'INVALID_OWNER_ID';
 
 /**
  * Every code a {@link MnemoError} can carry: the server's codes, the client's own, and (so that
@@ -84,6 +90,11 @@ export class NotFoundError extends MnemoError {
   override readonly name = 'NotFoundError';
 }
 
+/** HTTP 409: an `idempotency_key` was reused with a different payload. */
+export class ConflictError extends MnemoError {
+  override readonly name = 'ConflictError';
+}
+
 /** HTTP 429: a rate limit or a cap was hit; the server sends `Retry-After`. */
 export class RateLimitError extends MnemoError {
   override readonly name = 'RateLimitError';
@@ -125,6 +136,18 @@ export class APIUserAbortError extends MnemoError {
   }
 }
 
+/**
+ * Owner ids (or owner types) given under several names disagree: `ownerId: 'a'` with
+ * `userId: 'b'`, say. Thrown by the client before any request is sent; `status` is undefined.
+ */
+export class InvalidOwnerIdError extends MnemoError {
+  override readonly name = 'InvalidOwnerIdError';
+
+  constructor(message: string) {
+    super({ code: 'INVALID_OWNER_ID', message });
+  }
+}
+
 const MAX_MESSAGE_LENGTH = 300;
 
 interface Envelope {
@@ -162,6 +185,7 @@ function classForStatus(status: number): typeof MnemoError {
   if (status === 401) return AuthenticationError;
   if (status === 403) return PermissionDeniedError;
   if (status === 404) return NotFoundError;
+  if (status === 409) return ConflictError;
   if (status === 429) return RateLimitError;
   if (status >= 500) return InternalServerError;
   return MnemoError;

@@ -18,8 +18,8 @@ export interface AttemptResult {
 
 /**
  * One attempt of one request, under its own AbortController. The body is read inside the attempt
- * so that `timeoutMs` bounds the whole exchange, not just the arrival of the headers; a retry loop
- * (later) calls this once per attempt, so every attempt gets a fresh timeout.
+ * so that `timeoutMs` bounds the whole exchange, not just the arrival of the headers; the REST
+ * transport's retry loop calls this once per attempt, so every attempt gets a fresh timeout.
  *
  * Throws `APITimeoutError` when `timeoutMs` elapses, `APIUserAbortError` when a caller signal
  * aborts, and `APIConnectionError` when `fetch` itself fails.

@@ -1,0 +1,285 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { MnemoError, type AddMemoryParams, type MemoryClient } from '@mnemo/client';
+import type { App } from '../context.js';
+import type { Writer } from '../output.js';
+import { positiveInt } from '../parse.js';
+import type { Bind } from './memories.js';
+import { ownerOptions, type OwnerFlags } from './shared.js';
+
+/** One record of the file, with where it came from (line for JSONL, index for a JSON array). */
+export interface ImportRecord {
+  at: string;
+  record?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface ImportFailure {
+  at: string;
+  reason: string;
+}
+
+export interface ImportSummary {
+  file: string;
+  total: number;
+  imported: number;
+  deduped: number;
+  failed: number;
+  failures: ImportFailure[];
+  duration_ms: number;
+}
+
+/** A JSON array of memories, or JSON Lines (one memory per line; blank lines skipped). */
+export function parseImportFile(text: string): ImportRecord[] {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('[')) {
+    let array: unknown;
+    try {
+      array = JSON.parse(trimmed);
+    } catch (error) {
+      throw new Error(`not a valid JSON array: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(array)) throw new Error('expected a JSON array of memories');
+    return array.map((item, index) => toRecord(`record ${index + 1}`, item));
+  }
+  const records: ImportRecord[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === '') return;
+    let item: unknown;
+    try {
+      item = JSON.parse(line);
+    } catch {
+      records.push({ at: `line ${index + 1}`, error: 'invalid JSON' });
+      return;
+    }
+    records.push(toRecord(`line ${index + 1}`, item));
+  });
+  return records;
+}
+
+function toRecord(at: string, item: unknown): ImportRecord {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    return { at, error: 'not a JSON object' };
+  }
+  const record = item as Record<string, unknown>;
+  if (typeof record.text !== 'string' || record.text === '') return { at, error: 'missing "text"' };
+  return { at, record };
+}
+
+/** JSON with sorted keys, so that the same record always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The record's own `idempotency_key`, else one derived from a stable hash of the record (with the
+ * defaults it is imported under applied): re-running the same file sends the same keys, so the
+ * server replays instead of storing again.
+ */
+export function importKey(record: Record<string, unknown>): string {
+  if (typeof record.idempotency_key === 'string') return record.idempotency_key;
+  const hash = createHash('sha256').update(canonical(record)).digest('hex');
+  return `import-${hash.slice(0, 48)}`;
+}
+
+const OWNER_ID_KEYS = ['ownerId', 'userId', 'entityId', 'owner_id', 'user_id', 'entity_id'];
+const OWNER_TYPE_KEYS = ['ownerType', 'entityType', 'owner_type', 'entity_type'];
+
+/** The record with the command-line defaults for what it does not say itself. */
+export function effectiveRecord(
+  record: Record<string, unknown>,
+  defaults: Record<string, unknown>,
+): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...defaults, ...record };
+  if (
+    OWNER_ID_KEYS.some((key) => key !== 'ownerId' && record[key] !== undefined) &&
+    record.ownerId === undefined
+  ) {
+    delete merged.ownerId;
+  }
+  if (
+    OWNER_TYPE_KEYS.some((key) => key !== 'ownerType' && record[key] !== undefined) &&
+    record.ownerType === undefined
+  ) {
+    delete merged.ownerType;
+  }
+  return merged;
+}
+
+function progressBar(stream: Writer) {
+  let last = 0;
+  return {
+    update(
+      done: number,
+      total: number,
+      summary: Pick<ImportSummary, 'imported' | 'deduped' | 'failed'>,
+      force = false,
+    ) {
+      const now = Date.now();
+      if (!force && now - last < 100) return;
+      last = now;
+      const width = 30;
+      const filled = total === 0 ? width : Math.round((done / total) * width);
+      stream.write(
+        `\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}  imported ${summary.imported}  deduped ${summary.deduped}  failed ${summary.failed}`,
+      );
+    },
+    end() {
+      stream.write('\n');
+    },
+  };
+}
+
+export interface ImportOptions {
+  concurrency: number;
+  defaults: Record<string, unknown>;
+  onProgress?: (done: number, summary: ImportSummary) => void;
+}
+
+/** Writes every record with at most `concurrency` requests in flight; never throws per record. */
+export async function importRecords(
+  client: MemoryClient,
+  file: string,
+  records: ImportRecord[],
+  { concurrency, defaults, onProgress }: ImportOptions,
+): Promise<ImportSummary> {
+  const started = Date.now();
+  const summary: ImportSummary = {
+    file,
+    total: records.length,
+    imported: 0,
+    deduped: 0,
+    failed: 0,
+    failures: [],
+    duration_ms: 0,
+  };
+  let next = 0;
+  let done = 0;
+  const fail = (at: string, reason: string) => {
+    summary.failed++;
+    summary.failures.push({ at, reason });
+  };
+  const worker = async () => {
+    while (next < records.length) {
+      const item = records[next++]!;
+      if (item.error !== undefined || !item.record) {
+        fail(item.at, item.error ?? 'invalid record');
+      } else {
+        const payload = effectiveRecord(item.record, defaults);
+        try {
+          const result = await client.memories.add({
+            ...(payload as unknown as AddMemoryParams),
+            idempotency_key: importKey(payload),
+          });
+          if (result.deduped) summary.deduped++;
+          else summary.imported++;
+        } catch (error) {
+          if (error instanceof MnemoError) {
+            const details = Object.entries(error.details ?? {})
+              .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
+              .join(', ');
+            fail(item.at, `${error.code}: ${error.message}${details ? ` (${details})` : ''}`);
+          } else {
+            fail(item.at, error instanceof Error ? error.message : String(error));
+          }
+        }
+      }
+      done++;
+      onProgress?.(done, summary);
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, Math.max(records.length, 1)) }, worker),
+  );
+  summary.failures.sort((a, b) => a.at.localeCompare(b.at, 'en', { numeric: true }));
+  summary.duration_ms = Date.now() - started;
+  return summary;
+}
+
+const SHOWN_FAILURES = 20;
+
+function formatSummary(summary: ImportSummary): string {
+  const lines = [
+    `imported ${summary.imported}, deduped ${summary.deduped}, failed ${summary.failed} (of ${summary.total} in ${summary.file}, ${(summary.duration_ms / 1000).toFixed(1)} s)`,
+  ];
+  for (const failure of summary.failures.slice(0, SHOWN_FAILURES)) {
+    lines.push(`  ${failure.at}: ${failure.reason}`);
+  }
+  if (summary.failures.length > SHOWN_FAILURES) {
+    lines.push(`  … and ${summary.failures.length - SHOWN_FAILURES} more (--json lists them all)`);
+  }
+  return lines.join('\n');
+}
+
+interface ImportFlags extends OwnerFlags {
+  concurrency: number;
+  namespace?: string;
+  progress: boolean;
+}
+
+/** Thrown to make the exit code 1 after the summary was printed. */
+export class ImportFailedError extends Error {
+  override readonly name = 'ImportFailedError';
+}
+
+/** `mnemo import <file>`: JSONL or a JSON array of memories, resumable. */
+export function importCommand(bind: Bind): Command {
+  return ownerOptions(new Command('import'))
+    .description(
+      'Import memories from a JSONL file or a JSON array (resumable: re-running writes nothing twice)',
+    )
+    .argument(
+      '<file>',
+      'JSON Lines, or a JSON array, of memory insert payloads ({"text": ..., ...})',
+    )
+    .option('--namespace <label>', 'namespace for records that have none')
+    .option('--concurrency <n>', 'requests in flight', positiveInt, 4)
+    .option('--no-progress', 'no progress bar, even on a terminal')
+    .action(
+      bind(async ({ client, output, context }: App, file: string, flags: ImportFlags) => {
+        let text: string;
+        try {
+          text = await readFile(file, 'utf8');
+        } catch (error) {
+          throw new Error(
+            `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+          );
+        }
+        let records: ImportRecord[];
+        try {
+          records = parseImportFile(text);
+        } catch (error) {
+          throw new Error(`${file}: ${(error as Error).message}`);
+        }
+        // Defaults apply to records that do not say otherwise.
+        const defaults: Record<string, unknown> = {};
+        if (flags.ownerId ?? flags.userId) defaults.ownerId = flags.ownerId ?? flags.userId;
+        if (flags.ownerType) defaults.ownerType = flags.ownerType;
+        if (flags.namespace) defaults.namespace = flags.namespace;
+
+        const bar =
+          context.isTTY && flags.progress && !output.json ? progressBar(context.stderr) : undefined;
+        const summary = await importRecords(client, file, records, {
+          concurrency: flags.concurrency,
+          defaults,
+          onProgress: bar
+            ? (done, current) => bar.update(done, records.length, current)
+            : undefined,
+        });
+        if (bar) {
+          bar.update(records.length, records.length, summary, true);
+          bar.end();
+        }
+        output.result(summary, formatSummary);
+        if (summary.failed > 0) throw new ImportFailedError(`${summary.failed} record(s) failed`);
+      }),
+    );
+}

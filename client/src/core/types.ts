@@ -1,0 +1,120 @@
+import type {
+  ContextResponse,
+  ListMemoriesQuery,
+  MemoryInsertPayload,
+  Metadata,
+  OwnerType,
+  SearchPayload,
+  SearchResponse,
+} from '@mnemo/contract';
+
+/** An owner type as the client accepts it: the contract's, plus the legacy `agent` (= `app`). */
+export type OwnerTypeInput = OwnerType | 'agent';
+
+/**
+ * Whose memories a call is about. Prefer `ownerId` + `ownerType`; the legacy names (`userId`,
+ * `entityId`, `entityType`) and the wire names (`owner_id`, `user_id`, `entity_id`, `owner_type`,
+ * `entity_type`) are accepted too. Every id given must be the same string, or the call fails with
+ * `InvalidOwnerIdError` (code `INVALID_OWNER_ID`) before any request; `agent` becomes `app`.
+ */
+export interface OwnerParams {
+  /** Your end user's id (or a team or app id). Omit for app-wide memories. */
+  ownerId?: string | undefined;
+  /** `user` (the server's default when an id is given), `team` or `app`; `agent` means `app`. */
+  ownerType?: OwnerTypeInput | undefined;
+  /** Legacy alias of `ownerId`. */
+  userId?: string | undefined;
+  /** Legacy alias of `ownerId`. */
+  entityId?: string | undefined;
+  /** Legacy alias of `ownerType`. */
+  entityType?: OwnerTypeInput | undefined;
+  /** Wire alias of `ownerId`. */
+  owner_id?: string | undefined;
+  /** Wire alias of `ownerId`. */
+  user_id?: string | undefined;
+  /** Wire alias of `ownerId`. */
+  entity_id?: string | undefined;
+  /** Wire alias of `ownerType`. */
+  owner_type?: OwnerTypeInput | undefined;
+  /** Wire alias of `ownerType`. */
+  entity_type?: OwnerTypeInput | undefined;
+}
+
+type OwnerWireKeys = 'userId' | 'user_id' | 'owner_id' | 'entity_id' | 'owner_type' | 'entity_type';
+
+/** `client.memories.add(...)`: the insert payload of `POST /v1/memories` with {@link OwnerParams}. */
+export type AddMemoryParams = Omit<MemoryInsertPayload, OwnerWireKeys> & OwnerParams;
+
+/** `client.search.query(...)` and `client.context.get(...)`: the search payload with {@link OwnerParams}. */
+export type SearchParams = Omit<SearchPayload, OwnerWireKeys> & OwnerParams;
+
+/** `client.memories.list(...)`: the list query, `metadata` as an object (it is JSON-encoded for you). */
+export type ListMemoriesParams = Omit<ListMemoriesQuery, OwnerWireKeys | 'metadata'> &
+  OwnerParams & { metadata?: Metadata | undefined };
+
+/**
+ * A search response. `request_id` is the server's id of the call (the `x-request-id` header on
+ * REST, the tool result's `request_id` over MCP): pass it to `client.feedback.send`. The shape is
+ * the same whichever transport served the call.
+ */
+export type SearchResult = SearchResponse & { request_id?: string | undefined };
+
+/** A context response; `request_id` as in {@link SearchResult}. */
+export type ContextResult = ContextResponse & { request_id?: string | undefined };
+
+/** Which way `client.search` and `client.context` travel. */
+export type TransportKind = 'mcp' | 'rest' | 'hybrid';
+
+/** Resources a daily cap counts. */
+export type UsageResource =
+  'writes' | 'reads' | 'embeds' | 'embed_tokens' | 'extraction_calls' | 'gen_tokens' | 'storage';
+
+/** A cap close to or at its limit, in {@link UsageToday.cap_alerts}. */
+export interface UsageCapAlert {
+  resource: UsageResource;
+  severity: 'warning' | 'critical';
+  used: number;
+  cap: number;
+  ratio: number;
+}
+
+/** Daily limits of writes, reads and embeds. */
+export interface UsageLimits {
+  writes: number;
+  reads: number;
+  embeds: number;
+}
+
+/** `GET /v1/usage/today`, typed from the spec's "Usage response" table. */
+export interface UsageToday {
+  /** Plan code. */
+  plan: string;
+  /** Consumed today. */
+  writes: number;
+  reads: number;
+  embeds: number;
+  /** `YYYY-MM-DD`. */
+  day?: string;
+  workspace_id?: string;
+  entitlement_active?: boolean;
+  entitlement_source?: 'billing' | 'internal_grant';
+  /** Effective limits. */
+  limits?: UsageLimits;
+  /** @deprecated legacy alias of `limits`. */
+  caps?: UsageLimits;
+  cap_alerts?: UsageCapAlert[];
+  operational_mode?: 'normal' | 'degraded' | 'sleep';
+  /** True in billing grace: limits floored toward the launch plan while `plan` shows the paid tier. */
+  grace_soft_downgrade?: boolean;
+}
+
+/** `GET /v1/billing/status`, typed from the spec's "Billing status response" table. */
+export interface BillingStatus {
+  /** Legacy internal label (`pro` or `team`); use `effective_plan` for display and quotas. */
+  plan: string;
+  plan_status: string;
+  current_period_end: string | null;
+  cancel_at_period_end: boolean;
+  /** `launch`, `build`, `deploy`, `scale` or `scale_plus`. */
+  effective_plan: string;
+}

@@ -1,0 +1,215 @@
+import {
+  contract,
+  type DeleteMemoryResponse,
+  type FeedbackPayload,
+  type FeedbackResponse,
+  type ListMemoriesResponse,
+  type Memory,
+  type MemoryInsertResponse,
+} from '@mnemo/contract';
+import type {
+  AddMemoryParams,
+  BillingStatus,
+  ContextResult,
+  ListMemoriesParams,
+  SearchParams,
+  SearchResult,
+  UsageToday,
+} from './core/types.js';
+import { randomKey } from './internal/ids.js';
+import { withWireOwner } from './internal/owner.js';
+import type { SearchRouter } from './transport/hybrid.js';
+import type { RequestOptions, RestTransport, RouteRef } from './transport/rest.js';
+
+/** Options of `client.memories.add`. */
+export interface AddMemoryOptions extends RequestOptions {
+  /** Sends `x-safety-pii-scan: 1`: the response then names email/phone hints it found. */
+  piiScan?: boolean | undefined;
+}
+
+/** Memories: `client.memories.add / list / get / delete`. */
+export class Memories {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Stores a memory (`POST /v1/memories`). Retries are safe: the payload's `idempotency_key`
+   * (one is generated when you give none) is sent unchanged on every attempt, so a retried write
+   * never stores twice. Owner aliases are folded into `owner_id`/`owner_type` first.
+   *
+   * @example
+   * ```ts
+   * const { memory_id, deduped } = await client.memories.add({
+   *   text: 'Jane is allergic to peanuts',
+   *   ownerId: 'jane',
+   *   memory_type: 'fact',
+   * });
+   * ```
+   */
+  async add(
+    params: AddMemoryParams,
+    options: AddMemoryOptions = {},
+  ): Promise<MemoryInsertResponse> {
+    const body = withWireOwner(params);
+    const payload = { ...body, idempotency_key: body.idempotency_key ?? randomKey() };
+    const { piiScan, ...rest } = options;
+    const { data } = await this.rest.request<MemoryInsertResponse>(contract.memories.createMemory, {
+      ...rest,
+      body: payload,
+      ...(piiScan ? { headers: { 'x-safety-pii-scan': '1' } } : {}),
+    });
+    return data;
+  }
+
+  /**
+   * One page of memories, newest first (`GET /v1/memories`). `metadata` is an object; it is
+   * JSON-encoded into the query string for you.
+   *
+   * @example
+   * ```ts
+   * const { results, has_more } = await client.memories.list({ ownerId: 'u_42', page_size: 20 });
+   * ```
+   */
+  async list(
+    params: ListMemoriesParams = {},
+    options?: RequestOptions,
+  ): Promise<ListMemoriesResponse> {
+    const { data } = await this.rest.request<ListMemoriesResponse>(contract.memories.listMemories, {
+      ...options,
+      query: withWireOwner(params),
+    });
+    return data;
+  }
+
+  /** One memory by id (`GET /v1/memories/{id}`); throws `NotFoundError` when there is none. */
+  async get(id: string, options?: RequestOptions): Promise<Memory> {
+    const { data } = await this.rest.request<Memory>(contract.memories.getMemory, {
+      ...options,
+      params: { id },
+    });
+    return data;
+  }
+
+  /**
+   * Deletes a memory with its chunks and links (`DELETE /v1/memories/{id}`); throws
+   * `NotFoundError` when there is none.
+   */
+  async delete(id: string, options?: RequestOptions): Promise<DeleteMemoryResponse> {
+    const { data } = await this.rest.request<DeleteMemoryResponse>(contract.memories.deleteMemory, {
+      ...options,
+      params: { id },
+    });
+    return data;
+  }
+}
+
+/** Search: `client.search.query(...)`. */
+export class Search {
+  constructor(private readonly router: SearchRouter) {}
+
+  /**
+   * Hybrid search over an owner's memories. With `transport: 'hybrid'` (the default) a simple
+   * search (query, owner, top_k, scope, namespace, containerTag) goes over MCP
+   * (`search_memories`), anything else over REST (`POST /v1/search`), and an MCP failure is
+   * retried over REST. The result has the same shape either way.
+   *
+   * @example
+   * ```ts
+   * const { results, request_id } = await client.search.query({ query: 'allergies', ownerId: 'jane', top_k: 5 });
+   * for (const hit of results) console.log(hit.score.toFixed(2), hit.text);
+   * ```
+   */
+  async query(params: SearchParams, options?: RequestOptions): Promise<SearchResult> {
+    return this.router.call(
+      'search_memories',
+      contract.search.searchMemories,
+      withWireOwner(params),
+      options,
+    );
+  }
+}
+
+/** Context: `client.context.get(...)`. */
+export class Context {
+  constructor(private readonly router: SearchRouter) {}
+
+  /**
+   * Prompt-ready context with numbered citations (`get_context` over MCP, `POST /v1/context`
+   * over REST; routed like `client.search.query`).
+   *
+   * @example
+   * ```ts
+   * const { context_text, citations } = await client.context.get({ query: 'What does Jane eat?', ownerId: 'jane' });
+   * ```
+   */
+  async get(params: SearchParams, options?: RequestOptions): Promise<ContextResult> {
+    return this.router.call(
+      'get_context',
+      contract.search.getContext,
+      withWireOwner(params),
+      options,
+    );
+  }
+}
+
+/** Feedback: `client.feedback.send(...)`. */
+export class Feedback {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Rates the results of an earlier search or context call (`POST /v1/feedback`).
+   *
+   * @example
+   * ```ts
+   * const result = await client.search.query({ query: 'seat', ownerId: 'u_42' });
+   * await client.feedback.send({ feedback: 'positive', request_id: result.request_id! });
+   * ```
+   */
+  async send(params: FeedbackPayload, options?: RequestOptions): Promise<FeedbackResponse> {
+    const { data } = await this.rest.request<FeedbackResponse>(contract.search.sendFeedback, {
+      ...options,
+      body: params,
+    });
+    return data;
+  }
+}
+
+// Not in the contract yet: typed from the spec's tables.
+const USAGE_TODAY: RouteRef = { method: 'GET', path: '/v1/usage/today' };
+const BILLING_STATUS: RouteRef = { method: 'GET', path: '/v1/billing/status' };
+
+/** Usage: `client.usage.today()`. */
+export class Usage {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Today's consumption and limits (`GET /v1/usage/today`).
+   *
+   * Note: the server does not implement this route yet; today it answers 404 and this method
+   * throws `NotFoundError`.
+   *
+   * @example
+   * ```ts
+   * const { plan, writes, limits } = await client.usage.today();
+   * ```
+   */
+  async today(options?: RequestOptions): Promise<UsageToday> {
+    const { data } = await this.rest.request<UsageToday>(USAGE_TODAY, { ...options });
+    return data;
+  }
+}
+
+/** Billing: `client.billing.status()`. */
+export class Billing {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * The workspace's plan and billing period (`GET /v1/billing/status`).
+   *
+   * Note: the server does not implement this route yet; today it answers 404 and this method
+   * throws `NotFoundError`.
+   */
+  async status(options?: RequestOptions): Promise<BillingStatus> {
+    const { data } = await this.rest.request<BillingStatus>(BILLING_STATUS, { ...options });
+    return data;
+  }
+}

@@ -1,0 +1,203 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ERROR_STATUS } from '@mnemo/contract';
+import {
+  APIConnectionError,
+  APITimeoutError,
+  APIUserAbortError,
+  MnemoError,
+  errorFromResponse,
+} from '../core/errors.js';
+import type { Fetch } from '../internal/fetch-with-timeout.js';
+import { anySignal, present, throwIfAborted } from '../internal/signals.js';
+
+export interface McpTransportOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  fetch: Fetch;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  /** Reported to the server in `initialize`. */
+  clientVersion: string;
+}
+
+/** A successful tool call: its `structuredContent` (the REST response's shape, plus `request_id`). */
+export type ToolResult = Record<string, unknown>;
+
+interface Session {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+}
+
+/**
+ * The MCP transport: calls the hosted tools (`search_memories`, `get_context`) at
+ * `{baseUrl}/v1/mcp` with the MCP SDK's `Client` over streamable HTTP. The session is opened on
+ * the first call and reused; `close()` ends it (DELETE). A failed connection is forgotten so that
+ * the next call opens a new one. A tool error becomes the same `MnemoError` subclass REST would
+ * throw, read from the error envelope the server puts in the result's second text part.
+ */
+export class McpTransport {
+  #session: Promise<Session> | undefined;
+
+  constructor(readonly options: McpTransportOptions) {}
+
+  /** True once a session was opened (or is being opened). */
+  get connected(): boolean {
+    return this.#session !== undefined;
+  }
+
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    {
+      signal,
+      timeoutMs,
+    }: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined } = {},
+  ): Promise<ToolResult> {
+    const signals = [this.options.signal, signal];
+    throwIfAborted(signals);
+    const timeout = timeoutMs ?? this.options.timeoutMs;
+    const combined = anySignal(signals);
+    try {
+      let session: Session;
+      try {
+        session = await this.#open(combined.signal, timeout);
+      } catch (error) {
+        this.#session = undefined;
+        throw error;
+      }
+      let result;
+      try {
+        result = await session.client.callTool({ name, arguments: args }, undefined, {
+          signal: combined.signal,
+          timeout,
+        });
+      } catch (error) {
+        // The session may be gone (expired, server restarted): start afresh next time.
+        this.#session = undefined;
+        void session.client.close().catch(() => undefined);
+        throw error;
+      }
+      if (result.isError === true) throw toolError(name, result.content);
+      const structured = result.structuredContent;
+      if (typeof structured !== 'object' || structured === null) {
+        throw new MnemoError({
+          code: 'INVALID_RESPONSE',
+          message: `MCP tool ${name} returned no structuredContent`,
+        });
+      }
+      return structured as ToolResult;
+    } catch (error) {
+      if (error instanceof MnemoError) throw error;
+      const aborted = present(signals).find((given) => given.aborted);
+      if (aborted) throw new APIUserAbortError({ cause: aborted.reason });
+      throw asMnemoError(error, timeout);
+    } finally {
+      combined.dispose();
+    }
+  }
+
+  /** Ends the session (HTTP DELETE) if one is open. Safe to call more than once. */
+  async close(): Promise<void> {
+    const pending = this.#session;
+    this.#session = undefined;
+    if (!pending) return;
+    const session = await pending.catch(() => undefined);
+    if (!session) return;
+    await session.transport.terminateSession().catch(() => undefined);
+    await session.client.close().catch(() => undefined);
+  }
+
+  #open(signal: AbortSignal, timeout: number): Promise<Session> {
+    this.#session ??= (async () => {
+      // Loaded on first use: REST-only users never load the MCP SDK.
+      const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      ]);
+      const headers: Record<string, string> = {};
+      if (this.options.apiKey !== undefined)
+        headers.authorization = `Bearer ${this.options.apiKey}`;
+      const fetch = this.options.fetch;
+      const transport = new StreamableHTTPClientTransport(
+        new URL(`${this.options.baseUrl}/v1/mcp`),
+        {
+          requestInit: { headers },
+          fetch: (url, init) => fetch(String(url), init ?? {}),
+        },
+      );
+      const client = new Client({ name: '@mnemo/client', version: this.options.clientVersion });
+      await client.connect(transport, { signal, timeout });
+      return { client, transport };
+    })();
+    return this.#session;
+  }
+}
+
+/** MCP JSON-RPC error code of a request that got no answer within its timeout. */
+const MCP_REQUEST_TIMEOUT = -32001;
+
+/**
+ * An SDK failure as the client's error classes: an HTTP error of the MCP endpoint (the SDK's
+ * StreamableHTTPError carries the status in `code` and the body in its message) maps like a REST
+ * answer; an unanswered request is a timeout; anything else is a connection error.
+ */
+function asMnemoError(error: unknown, timeoutMs: number): MnemoError {
+  const code =
+    typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === MCP_REQUEST_TIMEOUT) return new APITimeoutError({ timeoutMs });
+  if (
+    error instanceof Error &&
+    error.name !== 'McpError' &&
+    typeof code === 'number' &&
+    code >= 400 &&
+    code < 600
+  ) {
+    const json = message.indexOf('{');
+    let body: unknown = message;
+    if (json >= 0) {
+      try {
+        body = JSON.parse(message.slice(json));
+      } catch {
+        // not JSON: keep the text
+      }
+    }
+    const mapped = errorFromResponse(code, body, new Headers());
+    return mapped;
+  }
+  return new APIConnectionError({ message: `MCP connection error: ${message}`, cause: error });
+}
+
+/** The error envelope in a tool error's second text part, as the REST error it mirrors. */
+function toolError(name: string, content: unknown): MnemoError {
+  const parts = Array.isArray(content) ? content : [];
+  const texts = parts
+    .filter(
+      (part): part is { type: 'text'; text: string } =>
+        typeof part === 'object' &&
+        part !== null &&
+        part.type === 'text' &&
+        typeof part.text === 'string',
+    )
+    .map((part) => part.text);
+  for (const text of texts.slice(1)) {
+    try {
+      const body: unknown = JSON.parse(text);
+      if (typeof body === 'object' && body !== null && 'error' in body) {
+        const code = (body as { error: { code?: unknown } }).error.code;
+        const status =
+          typeof code === 'string' && code in ERROR_STATUS
+            ? ERROR_STATUS[code as keyof typeof ERROR_STATUS]
+            : 500;
+        return errorFromResponse(status, body, new Headers());
+      }
+    } catch {
+      // not the envelope part
+    }
+  }
+  return new MnemoError({
+    code: 'MCP_TOOL_ERROR',
+    message: `MCP tool ${name} failed: ${texts[0] ?? 'no message'}`,
+  });
+}
