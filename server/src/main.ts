@@ -72,7 +72,9 @@ async function main(): Promise<void> {
     logger.debug('audit drained');
     await database.close();
     logger.debug('database closed');
-    process.exit(0);
+    // The log destination is asynchronous: let it write what it holds before exiting.
+    logger.flush(() => process.exit(0));
+    setTimeout(() => process.exit(0), 1_000).unref();
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -41,11 +41,16 @@ export interface OpenDatabaseOptions {
 const POSTGRES_POOL_SIZE = 10;
 
 /**
- * pgvector 0.8: when a filtered (per-owner) query uses an HNSW index, keep scanning the graph
+ * Per-session settings. pgvector 0.8: when a filtered (per-owner) query uses an HNSW index, keep scanning the graph
  * until enough rows pass the filter instead of returning the few of the first ef_search
  * neighbours that happen to belong to the owner. Order is re-established by the caller's sort.
  */
-const SESSION_SETTINGS = { 'hnsw.iterative_scan': 'relaxed_order' } as const;
+const SESSION_SETTINGS = {
+  'hnsw.iterative_scan': 'relaxed_order',
+  // Recall reads one owner's rows: starting parallel workers for such small scans costs more
+  // than it saves (seen in the speed bench's plans).
+  max_parallel_workers_per_gather: '0',
+} as const;
 
 /** Connects to PostgreSQL (when `databaseUrl` is set) or embedded PGlite, then applies migrations. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
