@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { executeRows } from '../../src/db/client.js';
-import { keywordRecallQuery, vectorRecallQuery, type RecallFilter } from '../../src/db/queries/recall.js';
+import { keywordRecallQuery, keywordTerms, vectorRecallQuery, type RecallFilter } from '../../src/db/queries/recall.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
@@ -73,7 +73,10 @@ describeDb('per-owner recall query plans', () => {
   });
 
   it('keyword recall for one owner uses indexes, never a sequential scan of chunks or memories', async () => {
-    const text = await plan(keywordRecallQuery(db.db, filter, 'coffee hiking', 50));
+    const terms = await keywordTerms(db.db, filter, 'coffee hiking');
+    expect(terms.lexemes.sort()).toEqual(['coffe', 'hike']);
+    expect(terms.ownerChunks).toBe(MEMORIES_PER_OWNER);
+    const text = await plan(keywordRecallQuery(db.db, filter, 'coffee hiking', terms, 50));
     if (process.env.SHOW_PLANS) console.log(text);
     expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
     expect(text).toMatch(/memory_chunks_(workspace_owner_idx|tsv_gin)/);

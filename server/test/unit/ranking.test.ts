@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecalledChunk } from '../../src/db/queries/recall.js';
-import { RRF_K, applyFactor, evidence, fuse, memoryFactor, relevance, type Candidate } from '../../src/services/retrieval/ranking.js';
+import { RRF_K, applyFactor, evidence, fuse, fusionWeights, memoryFactor, relevance, type Candidate } from '../../src/services/retrieval/ranking.js';
 
 const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): RecalledChunk => ({
   chunkId: id,
@@ -35,9 +35,28 @@ describe('fusion and scores', () => {
     const [weak] = fuse([chunk('w', 0.05)], []);
     strong!.wordCoverage = 1;
     weak!.wordCoverage = 0;
-    expect(relevance(strong!, 1)).toBeCloseTo(1, 5);
-    expect(relevance(weak!, 1)).toBeLessThan(0.45);
+    const vectorOnly = fusionWeights('vector', true);
+    expect(relevance(strong!, vectorOnly)).toBeCloseTo(1, 5);
+    expect(relevance(weak!, vectorOnly)).toBeLessThan(0.45);
     expect(evidence({ vectorScore: 0.5, wordCoverage: 0.5 })).toBeCloseTo(0.75, 10);
+  });
+
+  it('weighs a weak vector recall down in hybrid fusion and evidence, nowhere else', () => {
+    expect(fusionWeights('hybrid', true, 0.3)).toEqual({ vector: 0.3, text: 1, evidence: 0.3 });
+    expect(fusionWeights('hybrid', false, 0.3)).toEqual({ vector: 0, text: 1, evidence: 1 });
+    expect(fusionWeights('keyword', true, 0.3)).toEqual({ vector: 0, text: 1, evidence: 1 });
+    expect(fusionWeights('vector', true, 0.3)).toEqual({ vector: 1, text: 0, evidence: 1 });
+    expect(fusionWeights('hybrid', true)).toEqual({ vector: 1, text: 1, evidence: 1 });
+    // The text recall's second place beats the vector recall's first at weight 0.3.
+    const fused = fuse([chunk('v', 0.9)], [chunk('t1', 1), chunk('v2', 0.8)], 0.3);
+    const v = fused.find((c) => c.chunkId === 'v')!;
+    const v2 = fused.find((c) => c.chunkId === 'v2')!;
+    expect(v.rrfScore).toBeCloseTo(0.3 / (RRF_K + 1), 12);
+    expect(v2.rrfScore).toBeGreaterThan(v.rrfScore);
+    expect(evidence({ vectorScore: 0.5, wordCoverage: 0 }, 0.3)).toBeCloseTo(0.15, 10);
+    const [top] = fuse([chunk('a', 0.5)], [chunk('a', 1)], 0.3);
+    top!.wordCoverage = 1;
+    expect(relevance(top!, fusionWeights('hybrid', true, 0.3))).toBeCloseTo(1, 5);
   });
 
   it('applies factors in odds space: bounded, monotone, never saturating', () => {

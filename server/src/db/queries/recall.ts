@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../client.js';
+import { executeRows, type Database } from '../client.js';
 import { memories, memoryChunks } from '../schema/index.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
 
@@ -35,8 +35,10 @@ export interface RecalledChunk {
   sourceWeight: number;
   createdAt: Date;
   effectiveAt: Date | null;
-  /** Vector recall: cosine similarity (-1..1). Keyword recall: ts_rank_cd normalised to 0..1. */
+  /** Vector recall: cosine similarity (-1..1). Keyword recall: BM25 relative to the best match (0..1]. */
   score: number;
+  /** Keyword recall: the IDF-weighted share of the query's lexemes the chunk holds (0..1). */
+  coverage?: number;
 }
 
 function recallConditions(filter: RecallFilter): SQL[] {
@@ -106,31 +108,104 @@ export async function vectorRecall(
 
 /**
  * Any query word may match (an OR of the query's lexemes, not websearch's AND): a question
- * rarely repeats every word of the memory that answers it. Ranked by cover density.
+ * rarely repeats every word of the memory that answers it.
  */
 function orQuery(query: string): SQL {
   return sql`replace(plainto_tsquery('english', ${query})::text, '&', '|')::tsquery`;
 }
 
-export function keywordRecallQuery(db: Database, filter: RecallFilter, query: string, limit: number) {
+/** Longest list of query lexemes the keyword rank weighs one by one. */
+const MAX_RANKED_LEXEMES = 32;
+/** BM25's term-frequency saturation and length normalisation (Robertson's usual values). */
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+/** What the keyword rank needs to know before it runs. */
+export interface KeywordTerms {
+  /** The query's distinct lexemes as the full-text index stores them (english stemming, no stopwords). */
+  lexemes: string[];
+  /** How many chunks the owner has: BM25's collection size. */
+  ownerChunks: number;
+}
+
+/** One round trip: the query's lexemes and the owner's chunk count (an index-only count). */
+export async function keywordTerms(db: Database, filter: RecallFilter, query: string): Promise<KeywordTerms> {
+  const [row] = await executeRows<{ lexemes: string[] | string | null; owner_chunks: number | string }>(
+    db,
+    sql`select tsvector_to_array(to_tsvector('english', ${query}::text)) as lexemes,
+      (select count(*) from ${memoryChunks} where ${and(
+        eq(memoryChunks.workspaceId, filter.workspaceId),
+        eq(memoryChunks.ownerType, filter.ownerType),
+        eq(memoryChunks.ownerId, filter.ownerId),
+      )}) as owner_chunks`,
+  );
+  const lexemes = typeof row?.lexemes === 'string' ? parseTextArray(row.lexemes) : (row?.lexemes ?? []);
+  return { lexemes: lexemes.slice(0, MAX_RANKED_LEXEMES), ownerChunks: Number(row?.owner_chunks ?? 0) };
+}
+
+/** A Postgres text[] literal (`{a,"b c"}`), for drivers that hand arrays over unparsed. */
+function parseTextArray(literal: string): string[] {
+  const body = literal.replace(/^\{|\}$/g, '');
+  if (body === '') return [];
+  return [...body.matchAll(/"((?:[^"\\]|\\.)*)"|([^,]+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!));
+}
+
+/**
+ * BM25 over the owner's chunks: each matched lexeme counts by its rarity (IDF from the matched
+ * set's document frequency, which is the owner's, and the owner's chunk count), damped for long
+ * chunks. A plain cover-density rank (ts_rank_cd) weighs every word alike, so a name said in half
+ * the memories outranks the one rare word that finds the answer. Term frequency is taken as 1
+ * (memories are short; a word said twice is not twice the topic).
+ */
+function bm25Rank(terms: KeywordTerms): { rank: SQL<number>; coverage: SQL<number> } {
+  if (terms.lexemes.length === 0) return { rank: sql<number>`0::float8`, coverage: sql<number>`0::float8` };
+  // Document frequencies come from window aggregates over the rows the query visits anyway.
+  const total = sql`greatest(count(*) over (), ${terms.ownerChunks}::float8)`;
+  const weights = terms.lexemes.map((lexeme) => {
+    const hit = sql`(${memoryChunks.tsv} @@ quote_literal(${lexeme}::text)::tsquery)`;
+    const df = sql`(count(*) filter (where ${hit}) over ())::float8`;
+    return { hit, idf: sql`ln(1 + (${total} - ${df} + 0.5) / (${df} + 0.5))` };
+  });
+  const matched = sql.join(
+    weights.map(({ hit, idf }) => sql`case when ${hit} then ${idf} else 0 end`),
+    sql` + `,
+  );
+  const all = sql.join(
+    weights.map(({ idf }) => idf),
+    sql` + `,
+  );
+  const length = sql`length(${memoryChunks.tsv})::float8`;
+  const k1 = sql.raw(String(BM25_K1));
+  const b = sql.raw(String(BM25_B));
+  const norm = sql`(1 + ${k1} * (1 - ${b} + ${b} * ${length} / greatest(1, avg(${length}) over ())))`;
+  return {
+    rank: sql<number>`((${matched}) * (${k1} + 1) / ${norm})`,
+    coverage: sql<number>`((${matched}) / greatest(1e-9, ${all}))`,
+  };
+}
+
+export function keywordRecallQuery(db: Database, filter: RecallFilter, query: string, terms: KeywordTerms, limit: number) {
   const tsquery = orQuery(query);
-  // Normalisation 32: rank / (rank + 1), so the score lies in 0..1.
-  const rank = sql<number>`ts_rank_cd(${memoryChunks.tsv}, ${tsquery}, 32)`.mapWith(Number);
+  const { rank, coverage } = bm25Rank(terms);
   return db
-    .select({ ...recalledColumns, rank })
+    .select({ ...recalledColumns, rank: rank.mapWith(Number).as('bm25_rank'), coverage: coverage.mapWith(Number) })
     .from(memoryChunks)
     .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
     .where(and(...recallConditions(filter), sql`${memoryChunks.tsv} @@ ${tsquery}`))
-    .orderBy(desc(rank), memoryChunks.id)
+    .orderBy(desc(sql`bm25_rank`), memoryChunks.id)
     .limit(limit);
 }
 
+/** Keyword recall ranked by BM25; scores are relative to the best match (0..1]. */
 export async function keywordRecall(
   db: Database,
   filter: RecallFilter,
   query: string,
   limit: number,
 ): Promise<RecalledChunk[]> {
-  const rows = await keywordRecallQuery(db, filter, query, limit);
-  return rows.map(({ rank, ...row }) => ({ ...row, score: rank }));
+  const terms = await keywordTerms(db, filter, query);
+  if (terms.lexemes.length === 0) return [];
+  const rows = await keywordRecallQuery(db, filter, query, terms, limit);
+  const best = rows[0]?.rank ?? 0;
+  return rows.map(({ rank, ...row }) => ({ ...row, score: best > 0 ? rank / best : 0 }));
 }

@@ -2,6 +2,8 @@ import { contentStems, stem, words } from '../../text/tokens.js';
 import type { EmbeddingProvider, EmbeddingPurpose } from './types.js';
 
 export const LOCAL_EMBEDDING_DIMENSION = 256;
+/** The local embedder's weight in hybrid fusion (see EmbeddingProvider.fusionWeight). */
+export const LOCAL_FUSION_WEIGHT = 0.1;
 
 /** FNV-1a, 32 bit: fast, well spread, and the same on every machine. */
 function fnv1a(text: string, seed = 0x811c9dc5): number {
@@ -30,6 +32,11 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly model = 'mnemo-local-v1';
   readonly dimension = LOCAL_EMBEDDING_DIMENSION;
   readonly version = `local:mnemo-local-v1:${LOCAL_EMBEDDING_DIMENSION}`;
+  /**
+   * Measured on LoCoMo (bench/locomo.ts): at weight 1 hybrid fell 5 points of R@10 below keyword
+   * recall alone; at 0.1 to 0.3 it lands within ±0.6 points of keyword recall at every k.
+   */
+  readonly fusionWeight = LOCAL_FUSION_WEIGHT;
 
   async embed(texts: string[], _purpose: EmbeddingPurpose): Promise<number[][]> {
     return texts.map((text) => this.embedOne(text));

@@ -12,6 +12,12 @@ export interface EmbeddingProvider {
   readonly version: string;
   readonly dimension: number;
   /**
+   * How much vector recall counts beside keyword recall in hybrid search (0..1; default 1). An
+   * embedder that only sees word overlap, like the local one, finds what BM25 finds, less
+   * precisely: at full weight its ranks push BM25's better matches down.
+   */
+  readonly fusionWeight?: number;
+  /**
    * Embeds each text; the result has one unit-length vector per input, in order. `purpose` lets
    * asymmetric models treat queries and documents differently.
    */

@@ -45,14 +45,18 @@ export interface Candidate extends Omit<RecalledChunk, 'score'> {
   score: number;
 }
 
-/** Fuses the recalls by RRF; each list must be in rank order. */
-export function fuse(vector: RecalledChunk[], text: RecalledChunk[]): Candidate[] {
+/**
+ * Fuses the recalls by weighted RRF; each list must be in rank order. `vectorWeight` scales the
+ * vector recall's share (the embedder's fusionWeight): a weak recall at full weight dilutes a
+ * strong one.
+ */
+export function fuse(vector: RecalledChunk[], text: RecalledChunk[], vectorWeight = 1): Candidate[] {
   const byChunk = new Map<string, Candidate>();
   const take = (list: RecalledChunk[], source: 'vector' | 'text') => {
     list.forEach(({ score, ...chunk }, index) => {
       const rank = index + 1;
       const candidate = byChunk.get(chunk.chunkId) ?? { ...chunk, rrfScore: 0, wordCoverage: 0, relevance: 0, score: 0 };
-      candidate.rrfScore += 1 / (RRF_K + rank);
+      candidate.rrfScore += (source === 'vector' ? vectorWeight : 1) / (RRF_K + rank);
       if (source === 'vector') {
         candidate.vectorRank = rank;
         candidate.vectorScore = Math.max(0, score);
@@ -83,23 +87,45 @@ export function wordCoverage(queryTerms: Set<string>, text: string): number {
 }
 
 /**
+ * The fused rank's share of relevance; direct evidence has the rest. (0.15 measured the same on
+ * LoCoMo within noise, but lowers every score and so what `min_score` and the precision profile
+ * keep.)
+ */
+export const RANK_SHARE = 0.35;
+
+/**
  * Relevance in 0..1 from the fused rank (how this candidate placed among the others) and direct
  * evidence (how well it matches at all). Rank alone would give the best of bad matches a high
  * score; evidence keeps `min_score` meaningful.
  */
-export function relevance(candidate: Candidate, sources: number): number {
-  const bestPossibleRrf = sources / (RRF_K + 1);
+export function relevance(candidate: Candidate, weights: FusionWeights): number {
+  const bestPossibleRrf = (weights.vector + weights.text) / (RRF_K + 1);
   const rrf = Math.min(1, candidate.rrfScore / bestPossibleRrf);
-  return 0.35 * rrf + 0.65 * evidence(candidate);
+  return RANK_SHARE * rrf + (1 - RANK_SHARE) * evidence(candidate, weights.evidence);
+}
+
+/** What each recall that ran counts for in one search (0 for a recall that did not run). */
+export interface FusionWeights {
+  vector: number;
+  text: number;
+  /** The embedding similarity's weight in evidence: the vector weight when word evidence is there too. */
+  evidence: number;
+}
+
+/** The weights of a search in `mode` with an embedder of `fusionWeight`. */
+export function fusionWeights(mode: SearchMode, embedded: boolean, fusionWeight = 1): FusionWeights {
+  if (mode === 'keyword' || !embedded) return { vector: 0, text: 1, evidence: 1 };
+  if (mode === 'vector') return { vector: 1, text: 0, evidence: 1 };
+  return { vector: fusionWeight, text: 1, evidence: fusionWeight };
 }
 
 /**
- * Direct evidence of a match: the embedding similarity and the query-word coverage combined as
- * independent signals (1 - (1-v)(1-c)), so each adds to the other instead of the larger one
- * hiding the smaller.
+ * Direct evidence of a match: the embedding similarity (scaled by its weight) and the query-word
+ * coverage combined as independent signals (1 - (1-v)(1-c)), so each adds to the other instead of
+ * the larger one hiding the smaller.
  */
-export function evidence(candidate: Pick<Candidate, 'vectorScore' | 'wordCoverage'>): number {
-  const vector = Math.min(1, Math.max(0, candidate.vectorScore ?? 0));
+export function evidence(candidate: Pick<Candidate, 'vectorScore' | 'wordCoverage'>, vectorWeight = 1): number {
+  const vector = vectorWeight * Math.min(1, Math.max(0, candidate.vectorScore ?? 0));
   return 1 - (1 - vector) * (1 - candidate.wordCoverage);
 }
 

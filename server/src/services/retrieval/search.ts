@@ -14,6 +14,7 @@ import {
   byScore,
   evidence,
   fuse,
+  fusionWeights,
   memoryFactor,
   queryStems,
   relevance,
@@ -102,6 +103,24 @@ async function rerank(deps: SearchDeps, query: string, candidates: Candidate[], 
   }
 }
 
+/**
+ * Word-overlap evidence per candidate. Keyword recall measured it with IDF weights over the
+ * owner's memories (a rare word found counts more than a common one); a candidate it did not
+ * return holds at most what its weakest returned chunk holds when the list was cut at the limit,
+ * and nothing the index would match otherwise. Without keyword recall (vector mode, or a query of
+ * stopwords only) the plain share of query words stands in.
+ */
+function lexicalEvidence(
+  textHits: RecalledChunk[],
+  limit: number,
+  queryTerms: Set<string>,
+): (candidate: Candidate) => number {
+  if (textHits.length === 0) return (candidate) => wordCoverage(queryTerms, candidate.text);
+  const byChunk = new Map(textHits.map((hit) => [hit.chunkId, hit.coverage ?? 0]));
+  const ceiling = textHits.length >= limit ? Math.min(...byChunk.values()) : 0;
+  return (candidate) => byChunk.get(candidate.chunkId) ?? Math.min(ceiling, wordCoverage(queryTerms, candidate.text));
+}
+
 /** One result per memory: its best-scoring chunk. */
 function bestChunkPerMemory(candidates: Candidate[]): Candidate[] {
   const seen = new Set<string>();
@@ -153,12 +172,13 @@ export async function searchMemories(deps: SearchDeps, request: SearchRequest): 
     mode !== 'vector' ? keywordRecall(deps.db, filter, payload.query, profile.recallLimit) : Promise.resolve<RecalledChunk[]>([]),
   ]);
 
-  const sources = mode === 'hybrid' && queryEmbedding ? 2 : 1;
+  const weights = fusionWeights(mode, queryEmbedding !== undefined, deps.embeddings.fusionWeight);
   const queryTerms = queryStems(payload.query);
-  const candidates = fuse(vectorHits, textHits).filter((candidate) => {
-    candidate.wordCoverage = wordCoverage(queryTerms, candidate.text);
-    candidate.relevance = relevance(candidate, sources);
-    return evidence(candidate) >= profile.minEvidence;
+  const lexical = lexicalEvidence(textHits, profile.recallLimit, queryTerms);
+  const candidates = fuse(vectorHits, textHits, weights.vector).filter((candidate) => {
+    candidate.wordCoverage = lexical(candidate);
+    candidate.relevance = relevance(candidate, weights);
+    return evidence(candidate, weights.evidence) >= profile.minEvidence;
   });
   await rerank(deps, payload.query, candidates, profile);
 
