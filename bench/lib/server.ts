@@ -1,0 +1,116 @@
+/**
+ * The server as its own process, started the way `pnpm start` does (tsx with the source
+ * condition), so RSS and cold start are the real process's.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServerProcess {
+  base: string;
+  pid: number;
+  /** Spawn until /healthz answered 200, in ms. */
+  coldStartMs: number;
+  /** Resident set size now and at its peak (VmHWM), in MiB. */
+  rss(): Promise<{ rssMiB: number; peakMiB: number }>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function readRss(pid: number): Promise<{ rssMiB: number; peakMiB: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kib = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+}
+
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  // One node process (no tsx CLI wrapper), so its pid is the server's.
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the server (on SIGTERM) to that folder.
+      ...(process.env.BENCH_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+        : []),
+      '--import',
+      'tsx',
+      '--conditions=mnemo-source',
+      'server/src/main.ts',
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        MNEMO_HYGIENE_INTERVAL_MS: '0',
+        ...env,
+      },
+      // BENCH_SERVER_LOG=<file>: keep the server's pino lines (debugging a failed request).
+      stdio: [
+        'ignore',
+        process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore',
+        'pipe',
+      ],
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (data: Buffer) => {
+    stderr = (stderr + data.toString()).slice(-4000);
+  });
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => ((exited = true), resolve())),
+  );
+  for (;;) {
+    if (exited) throw new Error(`server exited during start:\n${stderr}`);
+    if (performance.now() - started > timeoutMs) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not answer /healthz within ${timeoutMs} ms:\n${stderr}`);
+    }
+    const ok = await fetch(`${base}/healthz`)
+      .then(async (res) => (await res.arrayBuffer(), res.status === 200))
+      .catch(() => false);
+    if (ok) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const coldStartMs = performance.now() - started;
+  const pid = child.pid ?? -1;
+  return {
+    base,
+    pid,
+    coldStartMs,
+    rss: () => readRss(pid),
+    stop: async () => {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
