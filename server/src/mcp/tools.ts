@@ -438,7 +438,7 @@ export const TOOLS: McpTool[] = [
     output: FeedbackResponse,
     payload: FeedbackPayload,
     async run({ deps, workspaceId }, payload) {
-      const result = await applyFeedback(deps.database.db, workspaceId, payload);
+      const result = await applyFeedback(deps.database.db, workspaceId, payload, deps.background);
       return {
         text: `Recorded ${result.feedback} feedback on request ${result.request_id}: applied to ${result.applied} memor${result.applied === 1 ? 'y' : 'ies'}.`,
         structured: result,

@@ -39,7 +39,7 @@ export function mountSearchRoutes(target: IRouter, table: RouteTable, deps: AppD
     }),
     sendFeedback: async ({ req, body }) => ({
       status: 200,
-      body: await applyFeedback(deps.database.db, requireAuth(req).workspaceId, body),
+      body: await applyFeedback(deps.database.db, requireAuth(req).workspaceId, body, deps.background),
     }),
   });
   mountContract(target, table, contract.search, implementation, middleware);
