@@ -10,6 +10,7 @@
  * of the same owner are skipped, as the API would answer them `deduped`), and extraction into
  * child memories (the HTTP sample measures that).
  */
+import { assessedColumns } from '../../server/src/services/memory-write.js';
 import type { Database } from '../../server/src/db/client.js';
 import {
   memories,
@@ -110,14 +111,7 @@ async function insertBatch(
       effectiveAt: null,
       contentHash: canonicalHash(item.text),
       idempotencyKey: null,
-      confidence: assessment.confidence,
-      volatility: assessment.volatility,
-      expiresAt: assessment.expiresAt,
-      claims: assessment.claims,
-      claimKeys: assessment.claimKeys,
-      pinned: assessment.pinned,
-      sourceWeight: assessment.sourceWeight,
-      priorityScore: assessment.priorityScore,
+      ...assessedColumns(assessment),
     });
     chunkText(item.text, 'balanced').forEach((text, chunkIndex) => {
       chunkTexts.push(text);

@@ -148,7 +148,7 @@ function intelligence(assessment: MemoryAssessment, contentHash: string, resolve
 type MemoryIntelligenceBody = NonNullable<MemoryInsertResponse['intelligence']>;
 
 /** The columns a write derives from the text and payload. */
-function assessedColumns(assessment: MemoryAssessment) {
+export function assessedColumns(assessment: MemoryAssessment) {
   return {
     confidence: assessment.confidence,
     volatility: assessment.volatility,
