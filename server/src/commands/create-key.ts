@@ -6,13 +6,21 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { createWorkspace, findWorkspaceByName, getWorkspaceById } from '../db/queries/workspaces.js';
+import {
+  createWorkspace,
+  findWorkspaceByName,
+  getWorkspaceById,
+} from '../db/queries/workspaces.js';
 import { ApiKeyService } from '../services/api-keys.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function run(): Promise<void> {
+  // `pnpm keys:create -- --workspace x` hands the script a literal `--` first.
+  const args = process.argv.slice(2);
+  if (args[0] === '--') args.shift();
   const { values } = parseArgs({
+    args,
     options: {
       workspace: { type: 'string' },
       name: { type: 'string', default: 'cli' },
@@ -31,16 +39,21 @@ async function run(): Promise<void> {
     let workspace =
       (UUID.test(target) ? await getWorkspaceById(db, target) : undefined) ??
       (await findWorkspaceByName(db, target));
-    if (!workspace && values['create-workspace']) workspace = await createWorkspace(db, { name: target });
+    if (!workspace && values['create-workspace'])
+      workspace = await createWorkspace(db, { name: target });
     if (!workspace) {
       throw new Error(`No workspace "${target}" (pass --create-workspace to make it)`);
     }
     const apiKeys = await ApiKeyService.create(db, { salt: config.apiKeySalt });
     const key = await apiKeys.mint(workspace.id, values.name);
     if (values.json) {
-      console.log(JSON.stringify({ workspace_id: workspace.id, api_key_id: key.id, api_key: key.plaintext }));
+      console.log(
+        JSON.stringify({ workspace_id: workspace.id, api_key_id: key.id, api_key: key.plaintext }),
+      );
     } else {
-      console.log(`API key for workspace "${workspace.name}" (${workspace.id}), shown once:\n\n  ${key.plaintext}\n`);
+      console.log(
+        `API key for workspace "${workspace.name}" (${workspace.id}), shown once:\n\n  ${key.plaintext}\n`,
+      );
     }
   } finally {
     await database.close();
