@@ -12,8 +12,7 @@ import {
   getWorkspaceById,
 } from '../db/queries/workspaces.js';
 import { ApiKeyService } from '../services/api-keys.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../ids.js';
 
 async function run(): Promise<void> {
   // `pnpm keys:create -- --workspace x` hands the script a literal `--` first.
@@ -37,7 +36,7 @@ async function run(): Promise<void> {
   try {
     const { db } = database;
     let workspace =
-      (UUID.test(target) ? await getWorkspaceById(db, target) : undefined) ??
+      (isUuid(target) ? await getWorkspaceById(db, target) : undefined) ??
       (await findWorkspaceByName(db, target));
     if (!workspace && values['create-workspace'])
       workspace = await createWorkspace(db, { name: target });

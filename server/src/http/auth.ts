@@ -6,6 +6,7 @@ import type { Database } from '../db/client.js';
 import { getWorkspaceById } from '../db/queries/workspaces.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import { ApiError } from './errors.js';
+import { isUuid } from '../ids.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -37,7 +38,6 @@ export interface InternalAuthOptions {
 }
 
 const INTERNAL_ROUTE = contract.memories.createMemory;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const acceptsInternal = (route: AppRoute | undefined) =>
   route?.method === INTERNAL_ROUTE.method && route.path === INTERNAL_ROUTE.path;
@@ -48,18 +48,27 @@ function sameSecret(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-async function authenticateInternal(req: Request, { secret, db }: { secret: string; db: Database }): Promise<RequestAuth> {
+async function authenticateInternal(
+  req: Request,
+  { secret, db }: { secret: string; db: Database },
+): Promise<RequestAuth> {
   if (!sameSecret(req.get('x-internal-secret') ?? '', secret)) {
     throw new ApiError('UNAUTHORIZED', 'Invalid internal request credentials');
   }
   const workspaceId = req.get('x-workspace-id')?.trim() ?? '';
-  if (!UUID.test(workspaceId) || !(await getWorkspaceById(db, workspaceId))) {
-    throw new ApiError('UNAUTHORIZED', 'An internal request must name an existing workspace in x-workspace-id');
+  if (!isUuid(workspaceId) || !(await getWorkspaceById(db, workspaceId))) {
+    throw new ApiError(
+      'UNAUTHORIZED',
+      'An internal request must name an existing workspace in x-workspace-id',
+    );
   }
   return { workspaceId, apiKeyId: null };
 }
 
-function presentedKey(authorization: string | undefined, apiKeyHeader: string | undefined): string | undefined {
+function presentedKey(
+  authorization: string | undefined,
+  apiKeyHeader: string | undefined,
+): string | undefined {
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (match) return match[1];
@@ -82,7 +91,11 @@ export function apiKeyAuth({
   return async function apiKeyAuthMiddleware(req, _res, next) {
     if (req.tsRestRoute && routeAuth(req.tsRestRoute) === 'public') return next();
     try {
-      if (internal?.secret && req.get('x-internal-mcp') === '1' && acceptsInternal(req.tsRestRoute)) {
+      if (
+        internal?.secret &&
+        req.get('x-internal-mcp') === '1' &&
+        acceptsInternal(req.tsRestRoute)
+      ) {
         req.auth = await authenticateInternal(req, { secret: internal.secret, db: internal.db });
         return next();
       }

@@ -16,9 +16,9 @@ import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
 import type { MemoryLifecycleEvent } from '../db/schema/index.js';
 import { ApiError } from '../http/errors.js';
 import { ownerFromAliases } from './owner.js';
+import { isUuid } from '../ids.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 20;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function toLifecycleEvent(event: MemoryLifecycleEvent): LifecycleEvent {
   return {
@@ -81,7 +81,7 @@ function notFound(id: string): ApiError {
 
 export async function getMemory(db: Database, workspaceId: string, id: string): Promise<Memory> {
   // Not a uuid cannot exist; answering 404 here also keeps a bad id from reaching the uuid column.
-  if (!UUID.test(id)) throw notFound(id);
+  if (!isUuid(id)) throw notFound(id);
   const row = await getMemoryById(db, workspaceId, id);
   if (!row) throw notFound(id);
   const [memory] = await toMemories(db, [row]);
@@ -93,7 +93,7 @@ export async function deleteMemory(
   workspaceId: string,
   id: string,
 ): Promise<DeleteMemoryResponse> {
-  if (!UUID.test(id) || !(await deleteMemoryById(db, workspaceId, id))) throw notFound(id);
+  if (!isUuid(id) || !(await deleteMemoryById(db, workspaceId, id))) throw notFound(id);
   return { id, deleted: true };
 }
 

@@ -12,11 +12,15 @@ import {
   lockMemoryOfOwner,
   linkMemories,
   lockSpaceContent,
-  markReplaced,
   type MemorySpace,
   type Queryable,
 } from '../db/queries/memory-writes.js';
-import { findClaimHolders, insertLifecycleEvents, rewriteMemory } from '../db/queries/lifecycle.js';
+import {
+  findClaimHolders,
+  insertLifecycleEvents,
+  markMemoryState,
+  rewriteMemory,
+} from '../db/queries/lifecycle.js';
 import type { NewAuditRecord, NewMemoryLifecycleEvent } from '../db/schema/index.js';
 import { ApiError } from '../http/errors.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
@@ -25,7 +29,11 @@ import { canonicalHash } from '../text/canonical.js';
 import { scanPii } from '../text/pii.js';
 import { chunkText } from './chunking.js';
 import { decideLifecycle } from './lifecycle/decide.js';
-import { ExtractionError, type ExtractedMemory, type Extractor } from './lifecycle/extraction/types.js';
+import {
+  ExtractionError,
+  type ExtractedMemory,
+  type Extractor,
+} from './lifecycle/extraction/types.js';
 import { assessMemory, type MemoryAssessment } from './lifecycle/intelligence.js';
 import { resolveOwner } from './owner.js';
 import type { QuotaGate } from './quota.js';
@@ -111,7 +119,8 @@ interface Extraction {
 
 /** Runs before the transaction (a model call must not hold it open); never fails the write. */
 async function extract(deps: MemoryWriteDeps, payload: MemoryInsertPayload): Promise<Extraction> {
-  if (payload.extract === false) return { outcome: { status: 'skipped', reason: 'user_disabled' }, children: [] };
+  if (payload.extract === false)
+    return { outcome: { status: 'skipped', reason: 'user_disabled' }, children: [] };
   if ((payload.importance ?? 1) < MIN_IMPORTANCE_TO_EXTRACT) {
     return { outcome: { status: 'skipped', reason: 'low_importance' }, children: [] };
   }
@@ -129,11 +138,18 @@ async function extract(deps: MemoryWriteDeps, payload: MemoryInsertPayload): Pro
     return { outcome: { status: 'run' }, children: children.slice(0, MAX_CHILDREN) };
   } catch (error) {
     if (!(error instanceof ExtractionError)) throw error;
-    return { outcome: { status: 'degraded', reason: 'extraction_error', error: error.message }, children: [] };
+    return {
+      outcome: { status: 'degraded', reason: 'extraction_error', error: error.message },
+      children: [],
+    };
   }
 }
 
-function intelligence(assessment: MemoryAssessment, contentHash: string, resolved: boolean): MemoryIntelligenceBody {
+function intelligence(
+  assessment: MemoryAssessment,
+  contentHash: string,
+  resolved: boolean,
+): MemoryIntelligenceBody {
   return {
     canonical_hash: contentHash,
     confidence: assessment.confidence,
@@ -168,7 +184,10 @@ export function assessedColumns(assessment: MemoryAssessment) {
  * (supersessions, memory + chunks, children + links, lifecycle events, idempotency record,
  * audit) → commit of the reservation.
  */
-export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest): Promise<WriteResult> {
+export async function writeMemory(
+  deps: MemoryWriteDeps,
+  request: WriteRequest,
+): Promise<WriteResult> {
   const { payload, workspaceId } = request;
   const idempotencyKey = payload.idempotency_key;
   const hash = idempotencyKey ? requestHash(request) : '';
@@ -180,14 +199,18 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
   const space = memorySpace(workspaceId, payload);
   const contentHash = canonicalHash(payload.text);
   const replacesId = payload.replaces_memory_id;
-  if (replacesId && !(await lockMemoryOfOwner(deps.db, space, replacesId))) throw unknownReplacement(replacesId);
+  if (replacesId && !(await lockMemoryOfOwner(deps.db, space, replacesId)))
+    throw unknownReplacement(replacesId);
 
   const now = new Date();
   const memoryType = payload.memory_type ?? 'note';
   const importance = payload.importance ?? 1;
   const metadata = payload.metadata ?? {};
   const effectiveAt = payload.effective_at ? new Date(payload.effective_at) : null;
-  const assessment = assessMemory({ text: payload.text, memoryType, importance, metadata, effectiveAt }, now);
+  const assessment = assessMemory(
+    { text: payload.text, memoryType, importance, metadata, effectiveAt },
+    now,
+  );
   const piiHints = request.piiScan ? scanPii(payload.text) : [];
   const safety = piiHints.length > 0 ? { safety: { pii_hints: piiHints } } : {};
   const notExtracted: MemoryInsertResponse['extraction'] = { status: 'skipped', reason: 'none' };
@@ -207,7 +230,9 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
     const parentVectors = await embed(deps.embeddings, chunks);
 
     const [nearest, claimHolders] = await Promise.all([
-      parentVectors[0] ? findNearestLiveMemories(deps.db, space, parentVectors[0], DEDUPE_CANDIDATES) : Promise.resolve([]),
+      parentVectors[0]
+        ? findNearestLiveMemories(deps.db, space, parentVectors[0], DEDUPE_CANDIDATES)
+        : Promise.resolve([]),
       findClaimHolders(deps.db, space, assessment.claimKeys),
     ]);
     const decision = decideLifecycle({
@@ -239,7 +264,12 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
     let result: WriteResult;
     let rowsWritten = 0;
     if (decision.kind === 'dedupe') {
-      const response = dedupedResponse(decision.memoryId, notExtracted, safety, decision.dedupeKind);
+      const response = dedupedResponse(
+        decision.memoryId,
+        notExtracted,
+        safety,
+        decision.dedupeKind,
+      );
       result = await commitWrite(deps.db, request, idempotencyKey, hash, async () => response);
     } else if (decision.kind === 'merge') {
       const response: MemoryInsertResponse = {
@@ -255,11 +285,22 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
         await rewriteMemory(
           tx,
           decision.memoryId,
-          { text: payload.text, contentHash, ...assessedColumns(assessment), ...(payload.metadata ? { metadata } : {}) },
+          {
+            text: payload.text,
+            contentHash,
+            ...assessedColumns(assessment),
+            ...(payload.metadata ? { metadata } : {}),
+          },
           chunkRows(chunks, parentVectors),
         );
         await insertLifecycleEvents(tx, [
-          { workspaceId, memoryId: decision.memoryId, event: 'merged', rule: 'evolution', details: { previous_text: decision.previousText } },
+          {
+            workspaceId,
+            memoryId: decision.memoryId,
+            event: 'merged',
+            rule: 'evolution',
+            details: { previous_text: decision.previousText },
+          },
         ]);
         return response;
       });
@@ -268,7 +309,8 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
       // Extraction only for memories that will be stored: a model call is the costly part.
       const extraction = await extract(deps, payload);
       const childChunks = extraction.children.map((child) => chunkText(child.text, 'balanced'));
-      const childVectors = childChunks.length > 0 ? await embed(deps.embeddings, childChunks.flat()) : [];
+      const childVectors =
+        childChunks.length > 0 ? await embed(deps.embeddings, childChunks.flat()) : [];
       const memoryId = randomUUID();
       const superseded = decision.supersede.map((s) => s.memoryId);
       const response: MemoryInsertResponse = {
@@ -277,10 +319,19 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
         extraction: extraction.outcome,
         chunks: chunks.length,
         ...safety,
-        intelligence: intelligence(assessment, contentHash, superseded.length > 0 || decision.historyOf !== undefined),
+        intelligence: intelligence(
+          assessment,
+          contentHash,
+          superseded.length > 0 || decision.historyOf !== undefined,
+        ),
         ...(superseded[0] ? { superseded_memory_id: superseded[0] } : {}),
         ...(decision.historyOf
-          ? { trace: { memory_evolution: 'kept_as_history_of_newer_fact', memory_evolution_applied: false } }
+          ? {
+              trace: {
+                memory_evolution: 'kept_as_history_of_newer_fact',
+                memory_evolution_applied: false,
+              },
+            }
           : {}),
       };
       result = await commitWrite(deps.db, request, idempotencyKey, hash, async (tx) => {
@@ -305,13 +356,15 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
             contentHash,
             idempotencyKey: idempotencyKey ?? null,
             ...assessedColumns(assessment),
-            ...(decision.historyOf ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId } : {}),
+            ...(decision.historyOf
+              ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId }
+              : {}),
           },
           chunkRows(chunks, parentVectors),
         );
         const events: NewMemoryLifecycleEvent[] = [];
         for (const supersession of decision.supersede) {
-          await markReplaced(tx, supersession.memoryId, memoryId);
+          await markMemoryState(tx, supersession.memoryId, 'replaced', memoryId);
           events.push({
             workspaceId,
             memoryId: supersession.memoryId,
@@ -336,7 +389,14 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
           const texts = childChunks[i] ?? [];
           const childId = randomUUID();
           const childAssessment = assessMemory(
-            { text: child.text, memoryType: child.memoryType, importance, metadata, effectiveAt, extracted: true },
+            {
+              text: child.text,
+              memoryType: child.memoryType,
+              importance,
+              metadata,
+              effectiveAt,
+              extracted: true,
+            },
             now,
           );
           await insertMemoryWithChunks(
@@ -352,13 +412,22 @@ export async function writeMemory(deps: MemoryWriteDeps, request: WriteRequest):
               contentHash: canonicalHash(child.text),
               parentMemoryId: memoryId,
               ...assessedColumns(childAssessment),
-              ...(decision.historyOf ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId } : {}),
+              ...(decision.historyOf
+                ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId }
+                : {}),
             },
             chunkRows(texts, childVectors.slice(offset, offset + texts.length)),
           );
           offset += texts.length;
           await linkMemories(tx, workspaceId, memoryId, childId, 'extracted');
-          events.push({ workspaceId, memoryId: childId, event: 'extracted', rule: `extractor:${deps.extractor?.name ?? 'none'}`, relatedMemoryId: memoryId, details: {} });
+          events.push({
+            workspaceId,
+            memoryId: childId,
+            event: 'extracted',
+            rule: `extractor:${deps.extractor?.name ?? 'none'}`,
+            relatedMemoryId: memoryId,
+            details: {},
+          });
         }
         await insertLifecycleEvents(tx, events);
         return response;
@@ -386,7 +455,14 @@ function dedupedResponse(
   safety: Pick<MemoryInsertResponse, 'safety'>,
   kind: 'near' | 'semantic' = 'near',
 ): MemoryInsertResponse {
-  return { memory_id: memoryId, stored: true, deduped: true, dedupe_kind: kind, extraction, ...safety };
+  return {
+    memory_id: memoryId,
+    stored: true,
+    deduped: true,
+    dedupe_kind: kind,
+    extraction,
+    ...safety,
+  };
 }
 
 async function embed(provider: EmbeddingProvider, chunks: string[]): Promise<number[][]> {
@@ -439,7 +515,11 @@ async function commitWrite(
       }
       const { startedAt, ...audit } = request.audit;
       await insertAuditRecords(tx, [
-        { ...audit, status: 200, durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e6) },
+        {
+          ...audit,
+          status: 200,
+          durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e6),
+        },
       ]);
       return final;
     });

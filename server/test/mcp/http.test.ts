@@ -2,19 +2,8 @@ import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
-import { connect, listen, type Listening } from './support.js';
+import { ACCEPT, INITIALIZE, connect, listen, type Listening } from './support.js';
 
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw-test', version: '1.0.0' },
-  },
-};
-const ACCEPT = 'application/json, text/event-stream';
 const UNKNOWN_SESSION = '5b1f2c9e-0d7a-4a57-9a4e-6c1b2f3d4e5f';
 
 describeDb('MCP over HTTP: sessions, methods and the request order', () => {

@@ -3,19 +3,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listAuditRecords } from '../../src/db/queries/audit.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
+import { ACCEPT, INITIALIZE } from './support.js';
 
 const SECRET = 'internal-secret-for-tests-0001';
-const ACCEPT = 'application/json, text/event-stream';
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw-test', version: '1.0.0' },
-  },
-};
 
 describeDb('internal subrequest headers (spec auth mode I, rule 2)', () => {
   let t: TestApp;

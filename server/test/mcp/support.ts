@@ -88,3 +88,18 @@ export function errorEnvelopeOf(result: unknown): {
   if (part?.type !== 'text') throw new Error('tool error has no JSON part');
   return JSON.parse(part.text) as ReturnType<typeof errorEnvelopeOf>;
 }
+
+/** A raw `initialize` request, for tests that speak JSON-RPC without the SDK client. */
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw-test', version: '1.0.0' },
+  },
+};
+
+/** The Accept header streamable HTTP requires on POST. */
+export const ACCEPT = 'application/json, text/event-stream';

@@ -47,7 +47,13 @@ export async function findLiveByContentHash(
   const [row] = await db
     .select({ id: memories.id })
     .from(memories)
-    .where(and(inSpace(space), eq(memories.contentHash, contentHash), eq(memories.lifecycleState, 'active')))
+    .where(
+      and(
+        inSpace(space),
+        eq(memories.contentHash, contentHash),
+        eq(memories.lifecycleState, 'active'),
+      ),
+    )
     .orderBy(asc(memories.createdAt))
     .limit(1);
   return row;
@@ -75,9 +81,10 @@ export async function findNearestLiveMemories(
       text: memories.text,
       distance,
       // Qualified by hand: drizzle may render a select-list column unqualified.
-      chunkCount: sql<number>`(select count(*) from ${memoryChunks} c where c.memory_id = "memory_chunks"."memory_id")`.mapWith(
-        Number,
-      ),
+      chunkCount:
+        sql<number>`(select count(*) from ${memoryChunks} c where c.memory_id = "memory_chunks"."memory_id")`.mapWith(
+          Number,
+        ),
     })
     .from(memoryChunks)
     .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
@@ -123,13 +130,6 @@ export async function lockMemoryOfOwner(
   return row;
 }
 
-export async function markReplaced(db: Queryable, id: string, replacedBy: string): Promise<void> {
-  await db
-    .update(memories)
-    .set({ lifecycleState: 'replaced', replacedByMemoryId: replacedBy, updatedAt: new Date() })
-    .where(eq(memories.id, id));
-}
-
 export async function insertMemoryWithChunks(
   db: Queryable,
   memory: NewMemory & { id: string },
@@ -137,7 +137,9 @@ export async function insertMemoryWithChunks(
 ): Promise<void> {
   await db.insert(memories).values(memory);
   if (chunks.length > 0) {
-    await db.insert(memoryChunks).values(chunks.map((chunk) => ({ ...chunk, memoryId: memory.id })));
+    await db
+      .insert(memoryChunks)
+      .values(chunks.map((chunk) => ({ ...chunk, memoryId: memory.id })));
   }
 }
 
@@ -145,11 +147,27 @@ export async function insertMemoryWithChunks(
  * Serialises writes of the same text to the same space for the rest of the transaction, so two
  * concurrent identical writes cannot both miss each other's dedupe check.
  */
-export async function lockSpaceContent(db: Queryable, space: MemorySpace, contentHash: string): Promise<void> {
+export async function lockSpaceContent(
+  db: Queryable,
+  space: MemorySpace,
+  contentHash: string,
+): Promise<void> {
   const digest = createHash('sha256')
-    .update(JSON.stringify([space.workspaceId, space.ownerType, space.ownerId, space.scope, space.namespace, space.containerTag, contentHash]))
+    .update(
+      JSON.stringify([
+        space.workspaceId,
+        space.ownerType,
+        space.ownerId,
+        space.scope,
+        space.namespace,
+        space.containerTag,
+        contentHash,
+      ]),
+    )
     .digest();
-  await db.execute(sql`select pg_advisory_xact_lock(${digest.readBigInt64BE(0).toString()}::bigint)`);
+  await db.execute(
+    sql`select pg_advisory_xact_lock(${digest.readBigInt64BE(0).toString()}::bigint)`,
+  );
 }
 
 export async function getIdempotencyRecord(
@@ -169,7 +187,10 @@ export async function getIdempotencyRecord(
  * Claims the key for this write. False when another write holds it: on PostgreSQL the insert
  * waits for that write's transaction, so "false" means it committed first.
  */
-export async function claimIdempotencyKey(db: Queryable, record: NewIdempotencyRecord): Promise<boolean> {
+export async function claimIdempotencyKey(
+  db: Queryable,
+  record: NewIdempotencyRecord,
+): Promise<boolean> {
   const inserted = await db
     .insert(idempotencyRecords)
     .values(record)
@@ -186,5 +207,8 @@ export async function linkMemories(
   targetMemoryId: string,
   relation: string,
 ): Promise<void> {
-  await db.insert(memoryLinks).values({ workspaceId, sourceMemoryId, targetMemoryId, relation }).onConflictDoNothing();
+  await db
+    .insert(memoryLinks)
+    .values({ workspaceId, sourceMemoryId, targetMemoryId, relation })
+    .onConflictDoNothing();
 }
