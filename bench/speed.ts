@@ -24,7 +24,15 @@ import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
 import { bulkLoader } from './lib/bulk-load.js';
-import { floorSearch, KEYWORD_SQL, SESSION_SETTING, vectorSql, type Execute } from './lib/floor.js';
+import {
+  floorSearch,
+  keywordParams,
+  KEYWORD_SQL,
+  SESSION_SETTING,
+  vectorParams,
+  vectorSql,
+  type Execute,
+} from './lib/floor.js';
 import {
   HEAVY_MEMORIES,
   HEAVY_OWNER,
@@ -249,17 +257,12 @@ async function explainRecall(raw: postgres.Sql, workspaceId: string, size: numbe
     ['regular owner', ownerOf(0, size)],
     ['heavy owner', HEAVY_OWNER],
   ] as const) {
-    for (const [kind, text, last] of [
-      ['vector', vectorSql(vec!.length), literal],
-      ['keyword', KEYWORD_SQL, query],
+    const owner = { workspaceId, ownerType: 'user', ownerId };
+    for (const [kind, text, params] of [
+      ['vector', vectorSql(vec!.length), vectorParams(owner, literal, 50)],
+      ['keyword', KEYWORD_SQL, keywordParams(owner, query, 50)],
     ] as const) {
-      const explained = await raw.unsafe(`explain (analyze, buffers) ${text}`, [
-        workspaceId,
-        'user',
-        ownerId,
-        last,
-        50,
-      ]);
+      const explained = await raw.unsafe(`explain (analyze, buffers) ${text}`, params as never[]);
       const lines = explained.map((row) => String(Object.values(row)[0]));
       plans.push(
         `### ${kind} recall, ${scope} (${label(size)}), query "${query}"\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
@@ -332,7 +335,10 @@ async function runPostgres(): Promise<void> {
       });
       try {
         if (PHASES.has('writes')) await measureWrites(server, 'postgres', size);
-        const execute: Execute = (q, p) => raw.unsafe(q, p as never[]) as never;
+        // Unnamed statements, as the server sends them: planned for each owner's values. A
+        // prepared statement may fall back to a generic plan after five runs, one plan for every
+        // owner, which is not the plan (nor, for HNSW, the result) the server gets.
+        const execute: Execute = (q, p) => raw.unsafe(q, p as never[], { prepare: false }) as never;
         if (PHASES.has('search')) {
           await measureSearches(
             server,

@@ -1,35 +1,91 @@
 /**
  * The floor: the hybrid recall of `server/src/db/queries/recall.ts` as plain SQL (the same two
- * statements the query builder generates, same session setting), run in parallel, fused by
- * reciprocal rank fusion (k = 60) in JS. No HTTP, no ORM, no ranking beyond RRF: what any
- * implementation of this search must at least pay.
+ * statements the query builder generates, same parameters, same session setting; a server test
+ * holds them equal), run in parallel, fused by reciprocal rank fusion (k = 60) in JS. No HTTP, no
+ * ORM, no ranking beyond RRF: what any implementation of this search must at least pay.
  */
 import type { EmbeddingProvider } from '../../server/src/providers/embeddings/index.js';
 
 /** Runs SQL with positional parameters; returns the rows. */
 export type Execute = (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
-const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text",
-  "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score",
-  "memories"."pinned", "memories"."source_weight", "memories"."created_at", "memories"."effective_at"`;
-
-const OWNER_WHERE = `"memory_chunks"."workspace_id" = $1 and "memory_chunks"."owner_type" = $2 and "memory_chunks"."owner_id" = $3
-  and "memories"."lifecycle_state" = 'active' and ("memories"."expires_at" is null or "memories"."expires_at" > now())`;
-
-export function vectorSql(dimension: number): string {
-  const t = `vector(${dimension})`;
-  return `select ${COLUMNS}, ("memory_chunks"."embedding"::${t} <=> $4::${t}) as distance
-  from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id"
-  where ${OWNER_WHERE} and "memory_chunks"."embedding_dimension" = ${dimension}
-  order by ("memory_chunks"."embedding"::${t} <=> $4::${t}) limit $5`;
+/** Whose memories a recall reads. */
+export interface FloorOwner {
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
 }
 
-const TSQUERY = `replace(plainto_tsquery('english', $4)::text, '&', '|')::tsquery`;
+const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text", "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at", "memories"."effective_at"`;
 
-export const KEYWORD_SQL = `select ${COLUMNS}, ts_rank_cd("memory_chunks"."tsv", ${TSQUERY}, 32) as rank
-  from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id"
-  where ${OWNER_WHERE} and "memory_chunks"."tsv" @@ ${TSQUERY}
-  order by ts_rank_cd("memory_chunks"."tsv", ${TSQUERY}, 32) desc, "memory_chunks"."id" limit $5`;
+/** The owner's live memories; `$n` is the first of its four parameters. */
+const ownerWhere = (n: number) =>
+  `"memory_chunks"."workspace_id" = $${n} and "memory_chunks"."owner_type" = $${n + 1} and "memory_chunks"."owner_id" = $${n + 2} and "memories"."lifecycle_state" = $${n + 3} and ("memories"."expires_at" is null or "memories"."expires_at" > now())`;
+
+const ownerParams = (owner: FloorOwner) => [
+  owner.workspaceId,
+  owner.ownerType,
+  owner.ownerId,
+  'active',
+];
+
+/** Nearest chunks by cosine. Parameters: the vector literal, the owner (4), the limit. */
+export function vectorSql(dimension: number): string {
+  const t = `vector(${dimension})`;
+  return `select ${COLUMNS}, ("memory_chunks"."embedding"::${t} <=> $1::${t}) as "distance" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."embedding_dimension" = ${dimension}) order by distance limit $6`;
+}
+
+export function vectorParams(owner: FloorOwner, literal: string, limit: number): unknown[] {
+  return [literal, ...ownerParams(owner), limit];
+}
+
+/** BM25 keyword recall in one statement. Parameters: see {@link keywordParams}. */
+export const KEYWORD_SQL = `with terms as (
+      select i, quote_literal(lexeme)::tsquery as lexeme
+      from unnest(tsvector_to_array(to_tsvector('english', $1::text))) with ordinality as t(lexeme, i)
+      where i <= 32
+    ),
+    matched as materialized ((select ${COLUMNS}, length("memory_chunks"."tsv")::float8 as "length", "memory_chunks"."tsv" as "tsv" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."tsv" @@ replace(plainto_tsquery('english', $6)::text, '&', '|')::tsquery))),
+    hits as materialized (
+      select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
+    ),
+    collection as (
+      select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $7 and "memory_chunks"."owner_type" = $8 and "memory_chunks"."owner_id" = $9)))::float8) as total,
+        greatest(1, avg(matched.length)) as average_length
+      from matched
+    ),
+    weights as (
+      select terms.i, ln(1 + (collection.total - df + 0.5) / (df + 0.5)) as idf
+      from terms cross join collection
+        cross join lateral (select count(*)::float8 as df from hits where hits.i = terms.i) as frequency
+    ),
+    scored as (
+      select id, sum(idf) as idf_sum
+      from (select hits.id, weights.idf from hits join weights using (i) order by hits.id, hits.i) as ordered
+      group by id
+    )
+    select matched.id as chunk_id, matched.memory_id, matched.chunk_index, matched.text, matched.memory_type,
+      matched.importance, matched.confidence, matched.feedback_score, matched.pinned, matched.source_weight,
+      matched.created_at, matched.effective_at,
+      coalesce(scored.idf_sum, 0) * (1.2 + 1)
+        / (1 + 1.2 * (1 - 0.75 + 0.75 * matched.length / collection.average_length)) as rank,
+      coalesce(scored.idf_sum, 0)
+        / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
+    from matched cross join collection left join scored using (id)
+    order by rank desc, matched.id
+    limit $10`;
+
+export function keywordParams(owner: FloorOwner, query: string, limit: number): unknown[] {
+  return [
+    query,
+    ...ownerParams(owner),
+    query,
+    owner.workspaceId,
+    owner.ownerType,
+    owner.ownerId,
+    limit,
+  ];
+}
 
 export const SESSION_SETTING = `set hnsw.iterative_scan = 'relaxed_order'`;
 
@@ -51,10 +107,10 @@ export async function floorSearch(
   const [vector] = await embeddings.embed([q.query], 'query');
   if (!vector) throw new Error('no query embedding');
   const literal = `[${vector.join(',')}]`;
-  const owner = [q.workspaceId, 'user', q.ownerId];
+  const owner = { workspaceId: q.workspaceId, ownerType: 'user', ownerId: q.ownerId };
   const [byVector, byText] = await Promise.all([
-    execute(vectorSql(vector.length), [...owner, literal, q.limit]),
-    execute(KEYWORD_SQL, [...owner, q.query, q.limit]),
+    execute(vectorSql(vector.length), vectorParams(owner, literal, q.limit)),
+    execute(KEYWORD_SQL, keywordParams(owner, q.query, q.limit)),
   ]);
   const fused = new Map<string, number>();
   for (const list of [byVector, byText]) {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { executeRows } from '../../src/db/client.js';
-import { keywordRecallQuery, keywordTerms, vectorRecallQuery, type RecallFilter } from '../../src/db/queries/recall.js';
+import { keywordRecall, keywordRecallQuery, vectorRecallQuery, type RecallFilter } from '../../src/db/queries/recall.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
@@ -73,12 +73,22 @@ describeDb('per-owner recall query plans', () => {
   });
 
   it('keyword recall for one owner uses indexes, never a sequential scan of chunks or memories', async () => {
-    const terms = await keywordTerms(db.db, filter, 'coffee hiking');
-    expect(terms.lexemes.sort()).toEqual(['coffe', 'hike']);
-    expect(terms.ownerChunks).toBe(MEMORIES_PER_OWNER);
-    const text = await plan(keywordRecallQuery(db.db, filter, 'coffee hiking', terms, 50));
+    const text = await plan({ getSQL: () => keywordRecallQuery(db.db, filter, 'coffee hiking', 50) });
     if (process.env.SHOW_PLANS) console.log(text);
     expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
     expect(text).toMatch(/memory_chunks_(workspace_owner_idx|tsv_gin)/);
+  });
+
+  it('keyword recall ranks by BM25 over the owner only, in one statement', async () => {
+    const hits = await keywordRecall(db.db, filter, 'coffee hiking', 50);
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.every((hit) => /coffee|hiking/.test(hit.text) && hit.text.startsWith('Owner 7 '))).toBe(true);
+    // Chunks holding both words come first, with full coverage; scores are relative to the best.
+    const both = hits.filter((hit) => hit.text.includes('coffee') && hit.text.includes('hiking'));
+    expect(hits.slice(0, both.length)).toEqual(both);
+    expect(both.every((hit) => hit.coverage === 1)).toBe(true);
+    expect(hits[0]?.score).toBe(1);
+    expect(hits.every((hit, i) => i === 0 || hit.score <= hits[i - 1]!.score)).toBe(true);
+    expect(await keywordRecall(db.db, filter, 'the and of', 50)).toEqual([]);
   });
 });

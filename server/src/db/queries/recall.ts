@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import { executeRows, type Database } from '../client.js';
 import { memories, memoryChunks } from '../schema/index.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
@@ -86,13 +86,14 @@ const recalledColumns = {
 
 /** Nearest chunks by cosine, among chunks embedded with the query's dimension only. */
 export function vectorRecallQuery(db: Database, filter: RecallFilter, embedding: number[], limit: number) {
-  const distance = cosineDistanceTo(embedding);
+  // Ordered by the output column: one distance per row, and the query vector sent once.
+  const distance = cosineDistanceTo(embedding).as('distance');
   return db
     .select({ ...recalledColumns, distance })
     .from(memoryChunks)
     .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
     .where(and(...recallConditions(filter), embeddingDimensionIs(embedding.length)))
-    .orderBy(distance)
+    .orderBy(sql`distance`)
     .limit(limit);
 }
 
@@ -117,84 +118,94 @@ function orQuery(query: string): SQL {
 /** Longest list of query lexemes the keyword rank weighs one by one. */
 const MAX_RANKED_LEXEMES = 32;
 /** BM25's term-frequency saturation and length normalisation (Robertson's usual values). */
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
+const BM25_K1 = sql.raw(String(1.2));
+const BM25_B = sql.raw(String(0.75));
 
-/** What the keyword rank needs to know before it runs. */
-export interface KeywordTerms {
-  /** The query's distinct lexemes as the full-text index stores them (english stemming, no stopwords). */
-  lexemes: string[];
-  /** How many chunks the owner has: BM25's collection size. */
-  ownerChunks: number;
-}
-
-/** One round trip: the query's lexemes and the owner's chunk count (an index-only count). */
-export async function keywordTerms(db: Database, filter: RecallFilter, query: string): Promise<KeywordTerms> {
-  const [row] = await executeRows<{ lexemes: string[] | string | null; owner_chunks: number | string }>(
-    db,
-    sql`select tsvector_to_array(to_tsvector('english', ${query}::text)) as lexemes,
-      (select count(*) from ${memoryChunks} where ${and(
+/**
+ * BM25 over the owner's chunks, in one statement: each matched lexeme counts by its rarity (IDF
+ * from the matched set's document frequency, which is the owner's, and the owner's chunk count),
+ * damped for long chunks. A plain cover-density rank (ts_rank_cd) weighs every word alike, so a
+ * name said in half the memories outranks the one rare word that finds the answer. Term frequency
+ * is taken as 1 (memories are short; a word said twice is not twice the topic).
+ *
+ * The query's lexemes (english stemming, no stopwords, the first MAX_RANKED_LEXEMES in
+ * `tsvector_to_array` order) come from PostgreSQL in the same statement. The matched chunks are
+ * read once (`matched`); which lexemes each holds is tested once per pair (`hits`); document
+ * frequencies and IDF follow per lexeme, and each chunk's IDF sum is added in lexeme order, the
+ * same floating-point sum as adding a term per lexeme would give.
+ */
+export function keywordRecallQuery(db: Database, filter: RecallFilter, query: string, limit: number) {
+  const ownerChunks = db
+    .select({ count: sql`count(*)` })
+    .from(memoryChunks)
+    .where(
+      and(
         eq(memoryChunks.workspaceId, filter.workspaceId),
         eq(memoryChunks.ownerType, filter.ownerType),
         eq(memoryChunks.ownerId, filter.ownerId),
-      )}) as owner_chunks`,
-  );
-  const lexemes = typeof row?.lexemes === 'string' ? parseTextArray(row.lexemes) : (row?.lexemes ?? []);
-  return { lexemes: lexemes.slice(0, MAX_RANKED_LEXEMES), ownerChunks: Number(row?.owner_chunks ?? 0) };
-}
-
-/** A Postgres text[] literal (`{a,"b c"}`), for drivers that hand arrays over unparsed. */
-function parseTextArray(literal: string): string[] {
-  const body = literal.replace(/^\{|\}$/g, '');
-  if (body === '') return [];
-  return [...body.matchAll(/"((?:[^"\\]|\\.)*)"|([^,]+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!));
-}
-
-/**
- * BM25 over the owner's chunks: each matched lexeme counts by its rarity (IDF from the matched
- * set's document frequency, which is the owner's, and the owner's chunk count), damped for long
- * chunks. A plain cover-density rank (ts_rank_cd) weighs every word alike, so a name said in half
- * the memories outranks the one rare word that finds the answer. Term frequency is taken as 1
- * (memories are short; a word said twice is not twice the topic).
- */
-function bm25Rank(terms: KeywordTerms): { rank: SQL<number>; coverage: SQL<number> } {
-  if (terms.lexemes.length === 0) return { rank: sql<number>`0::float8`, coverage: sql<number>`0::float8` };
-  // Document frequencies come from window aggregates over the rows the query visits anyway.
-  const total = sql`greatest(count(*) over (), ${terms.ownerChunks}::float8)`;
-  const weights = terms.lexemes.map((lexeme) => {
-    const hit = sql`(${memoryChunks.tsv} @@ quote_literal(${lexeme}::text)::tsquery)`;
-    const df = sql`(count(*) filter (where ${hit}) over ())::float8`;
-    return { hit, idf: sql`ln(1 + (${total} - ${df} + 0.5) / (${df} + 0.5))` };
-  });
-  const matched = sql.join(
-    weights.map(({ hit, idf }) => sql`case when ${hit} then ${idf} else 0 end`),
-    sql` + `,
-  );
-  const all = sql.join(
-    weights.map(({ idf }) => idf),
-    sql` + `,
-  );
+      ),
+    );
   const length = sql`length(${memoryChunks.tsv})::float8`;
-  const k1 = sql.raw(String(BM25_K1));
-  const b = sql.raw(String(BM25_B));
-  const norm = sql`(1 + ${k1} * (1 - ${b} + ${b} * ${length} / greatest(1, avg(${length}) over ())))`;
-  return {
-    rank: sql<number>`((${matched}) * (${k1} + 1) / ${norm})`,
-    coverage: sql<number>`((${matched}) / greatest(1e-9, ${all}))`,
-  };
-}
-
-export function keywordRecallQuery(db: Database, filter: RecallFilter, query: string, terms: KeywordTerms, limit: number) {
-  const tsquery = orQuery(query);
-  const { rank, coverage } = bm25Rank(terms);
-  return db
-    .select({ ...recalledColumns, rank: rank.mapWith(Number).as('bm25_rank'), coverage: coverage.mapWith(Number) })
+  const matched = db
+    .select({ ...recalledColumns, length: length.as('length'), tsv: sql`${memoryChunks.tsv}`.as('tsv') })
     .from(memoryChunks)
     .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
-    .where(and(...recallConditions(filter), sql`${memoryChunks.tsv} @@ ${tsquery}`))
-    .orderBy(desc(sql`bm25_rank`), memoryChunks.id)
-    .limit(limit);
+    .where(and(...recallConditions(filter), sql`${memoryChunks.tsv} @@ ${orQuery(query)}`));
+  return sql`with terms as (
+      select i, quote_literal(lexeme)::tsquery as lexeme
+      from unnest(tsvector_to_array(to_tsvector('english', ${query}::text))) with ordinality as t(lexeme, i)
+      where i <= ${sql.raw(String(MAX_RANKED_LEXEMES))}
+    ),
+    matched as materialized (${matched}),
+    hits as materialized (
+      select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
+    ),
+    collection as (
+      select greatest(count(*)::float8, (${ownerChunks})::float8) as total,
+        greatest(1, avg(matched.length)) as average_length
+      from matched
+    ),
+    weights as (
+      select terms.i, ln(1 + (collection.total - df + 0.5) / (df + 0.5)) as idf
+      from terms cross join collection
+        cross join lateral (select count(*)::float8 as df from hits where hits.i = terms.i) as frequency
+    ),
+    scored as (
+      select id, sum(idf) as idf_sum
+      from (select hits.id, weights.idf from hits join weights using (i) order by hits.id, hits.i) as ordered
+      group by id
+    )
+    select matched.id as chunk_id, matched.memory_id, matched.chunk_index, matched.text, matched.memory_type,
+      matched.importance, matched.confidence, matched.feedback_score, matched.pinned, matched.source_weight,
+      matched.created_at, matched.effective_at,
+      coalesce(scored.idf_sum, 0) * (${BM25_K1} + 1)
+        / (1 + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * matched.length / collection.average_length)) as rank,
+      coalesce(scored.idf_sum, 0)
+        / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
+    from matched cross join collection left join scored using (id)
+    order by rank desc, matched.id
+    limit ${limit}`;
 }
+
+interface KeywordRow extends Record<string, unknown> {
+  chunk_id: string;
+  memory_id: string;
+  chunk_index: number;
+  text: string;
+  memory_type: string;
+  importance: number;
+  confidence: number | null;
+  feedback_score: number;
+  pinned: boolean;
+  source_weight: number;
+  created_at: string | Date;
+  effective_at: string | Date | null;
+  rank: number | string;
+  coverage: number | string;
+}
+
+/** A timestamptz as the drivers hand it over raw (postgres.js: text; PGlite: a Date). */
+const toDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
 
 /** Keyword recall ranked by BM25; scores are relative to the best match (0..1]. */
 export async function keywordRecall(
@@ -203,9 +214,22 @@ export async function keywordRecall(
   query: string,
   limit: number,
 ): Promise<RecalledChunk[]> {
-  const terms = await keywordTerms(db, filter, query);
-  if (terms.lexemes.length === 0) return [];
-  const rows = await keywordRecallQuery(db, filter, query, terms, limit);
-  const best = rows[0]?.rank ?? 0;
-  return rows.map(({ rank, ...row }) => ({ ...row, score: best > 0 ? rank / best : 0 }));
+  const rows = await executeRows<KeywordRow>(db, keywordRecallQuery(db, filter, query, limit));
+  const best = Number(rows[0]?.rank ?? 0);
+  return rows.map((row) => ({
+    chunkId: row.chunk_id,
+    memoryId: row.memory_id,
+    chunkIndex: Number(row.chunk_index),
+    text: row.text,
+    memoryType: row.memory_type,
+    importance: Number(row.importance),
+    confidence: row.confidence === null ? null : Number(row.confidence),
+    feedbackScore: Number(row.feedback_score),
+    pinned: row.pinned,
+    sourceWeight: Number(row.source_weight),
+    createdAt: toDate(row.created_at),
+    effectiveAt: row.effective_at === null ? null : toDate(row.effective_at),
+    coverage: Number(row.coverage),
+    score: best > 0 ? Number(row.rank) / best : 0,
+  }));
 }
