@@ -11,8 +11,10 @@ import {
 } from '../schema/index.js';
 import type { Queryable } from './memory-writes.js';
 
-export async function insertLearningSignal(db: Database, signal: NewLearningSignal): Promise<void> {
-  await db.insert(learningSignals).values(signal);
+/** One multi-row insert (searches record their signals in batches). */
+export async function insertLearningSignals(db: Database, signals: NewLearningSignal[]): Promise<void> {
+  if (signals.length === 0) return;
+  await db.insert(learningSignals).values(signals);
 }
 
 export async function insertSavedSearch(db: Database, search: typeof savedSearches.$inferInsert): Promise<void> {

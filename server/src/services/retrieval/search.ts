@@ -1,7 +1,7 @@
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
 import { keywordRecall, vectorRecall, type RecallFilter, type RecalledChunk } from '../../db/queries/recall.js';
-import { insertLearningSignal, insertSavedSearch } from '../../db/queries/signals.js';
+import { insertLearningSignals, insertSavedSearch } from '../../db/queries/signals.js';
 import { ApiError } from '../../http/errors.js';
 import type { Logger } from '../../logger.js';
 import { EmbeddingError, type EmbeddingProvider } from '../../providers/embeddings/index.js';
@@ -217,8 +217,11 @@ function recordSignals(
   pageSize: number,
 ): void {
   const offset = (page - 1) * pageSize;
-  deps.background.run('learning signal', () =>
-    insertLearningSignal(deps.db, {
+  deps.background.batch(
+    'learning signals',
+    {
+      // The time of the search, not of the batch: the latest signal of a request id wins.
+      createdAt: new Date(),
       workspaceId: request.workspaceId,
       requestId: request.requestId,
       route: request.route,
@@ -231,7 +234,8 @@ function recordSignals(
         rank: offset + i + 1,
         score: result.score,
       })),
-    }),
+    },
+    (signals) => insertLearningSignals(deps.db, signals),
   );
   if (request.saveHistory) {
     deps.background.run('search history', () =>
