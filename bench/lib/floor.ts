@@ -45,7 +45,19 @@ export const KEYWORD_SQL = `with terms as (
       from unnest(tsvector_to_array(to_tsvector('english', $1::text))) with ordinality as t(lexeme, i)
       where i <= 32
     ),
-    matched as materialized ((select ${COLUMNS}, length("memory_chunks"."tsv")::float8 as "length", "memory_chunks"."tsv" as "tsv" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."tsv" @@ replace(plainto_tsquery('english', $6)::text, '&', '|')::tsquery))),
+    matched as materialized (
+      select "memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index",
+        "memory_chunks"."text", live.memory_type, live.importance, live.confidence, live.feedback_score,
+        live.pinned, live.source_weight, live.created_at, live.effective_at,
+        length("memory_chunks"."tsv")::float8 as length, "memory_chunks"."tsv"
+      from "memory_chunks" cross join lateral (select "memories"."memory_type", "memories"."importance", "memories"."confidence",
+        "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at",
+        "memories"."effective_at"
+      from "memories"
+      where ("memories"."id" = "memory_chunks"."memory_id" and "memories"."lifecycle_state" = $2 and ("memories"."expires_at" is null or "memories"."expires_at" > now()))
+      limit 1) as live
+      where ("memory_chunks"."workspace_id" = $3 and "memory_chunks"."owner_type" = $4 and "memory_chunks"."owner_id" = $5 and "memory_chunks"."tsv" @@ replace(plainto_tsquery('english', $6)::text, '&', '|')::tsquery)
+    ),
     hits as materialized (
       select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
     ),
@@ -78,7 +90,10 @@ export const KEYWORD_SQL = `with terms as (
 export function keywordParams(owner: FloorOwner, query: string, limit: number): unknown[] {
   return [
     query,
-    ...ownerParams(owner),
+    'active',
+    owner.workspaceId,
+    owner.ownerType,
+    owner.ownerId,
     query,
     owner.workspaceId,
     owner.ownerType,
