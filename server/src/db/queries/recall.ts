@@ -113,8 +113,12 @@ export async function vectorRecall(
   embedding: number[],
   limit: number,
 ): Promise<RecalledChunk[]> {
-  const rows = await vectorRecallQuery(db, filter, embedding, limit);
-  return rows.map(({ distance, ...row }) => ({ ...row, score: 1 - distance }));
+  // Raw rows, mapped here: the query builder's own row mapping costs more than the query waits.
+  const rows = await executeRows<MemoryColumns & { id: string; distance: number | string }>(
+    db,
+    vectorRecallQuery(db, filter, embedding, limit).getSQL(),
+  );
+  return rows.map((row) => ({ ...recalled(row.id, row), score: 1 - Number(row.distance) }));
 }
 
 /**
@@ -213,8 +217,8 @@ export function keywordRecallQuery(db: Database, filter: RecallFilter, query: st
     limit ${limit}`;
 }
 
-interface KeywordRow extends Record<string, unknown> {
-  chunk_id: string;
+/** What recall reads of a chunk and its memory, as the drivers hand it over raw. */
+interface MemoryColumns extends Record<string, unknown> {
   memory_id: string;
   chunk_index: number;
   text: string;
@@ -226,24 +230,14 @@ interface KeywordRow extends Record<string, unknown> {
   source_weight: number;
   created_at: string | Date;
   effective_at: string | Date | null;
-  rank: number | string;
-  coverage: number | string;
 }
 
 /** A timestamptz as the drivers hand it over raw (postgres.js: text; PGlite: a Date). */
 const toDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
 
-/** Keyword recall ranked by BM25; scores are relative to the best match (0..1]. */
-export async function keywordRecall(
-  db: Database,
-  filter: RecallFilter,
-  query: string,
-  limit: number,
-): Promise<RecalledChunk[]> {
-  const rows = await executeRows<KeywordRow>(db, keywordRecallQuery(db, filter, query, limit));
-  const best = Number(rows[0]?.rank ?? 0);
-  return rows.map((row) => ({
-    chunkId: row.chunk_id,
+function recalled(chunkId: string, row: MemoryColumns): Omit<RecalledChunk, 'score'> {
+  return {
+    chunkId,
     memoryId: row.memory_id,
     chunkIndex: Number(row.chunk_index),
     text: row.text,
@@ -255,6 +249,22 @@ export async function keywordRecall(
     sourceWeight: Number(row.source_weight),
     createdAt: toDate(row.created_at),
     effectiveAt: row.effective_at === null ? null : toDate(row.effective_at),
+  };
+}
+
+/** Keyword recall ranked by BM25; scores are relative to the best match (0..1]. */
+export async function keywordRecall(
+  db: Database,
+  filter: RecallFilter,
+  query: string,
+  limit: number,
+): Promise<RecalledChunk[]> {
+  const rows = await executeRows<
+    MemoryColumns & { chunk_id: string; rank: number | string; coverage: number | string }
+  >(db, keywordRecallQuery(db, filter, query, limit));
+  const best = Number(rows[0]?.rank ?? 0);
+  return rows.map((row) => ({
+    ...recalled(row.chunk_id, row),
     coverage: Number(row.coverage),
     score: best > 0 ? Number(row.rank) / best : 0,
   }));
