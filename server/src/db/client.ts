@@ -40,6 +40,16 @@ export interface OpenDatabaseOptions {
 
 const POSTGRES_POOL_SIZE = 10;
 
+const postgresClients = new WeakMap<Database, postgres.Sql>();
+
+/**
+ * The postgres.js pool behind `db` (undefined on PGlite), for the few hot paths that send several
+ * statements in one network write (see `inOneTrip`). Everything else goes through drizzle.
+ */
+export function postgresClientOf(db: Database): postgres.Sql | undefined {
+  return postgresClients.get(db);
+}
+
 /**
  * Per-session settings. pgvector 0.8: when a filtered (per-owner) query uses an HNSW index, keep scanning the graph
  * until enough rows pass the filter instead of returning the few of the first ef_search
@@ -65,6 +75,7 @@ async function openPostgres(databaseUrl: string): Promise<DatabaseHandle> {
     connection: SESSION_SETTINGS,
   });
   const db = drizzlePostgres({ client, schema });
+  postgresClients.set(db, client);
   return {
     db,
     driver: 'postgres',

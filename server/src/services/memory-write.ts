@@ -2,29 +2,30 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/client.js';
-import { insertAuditRecords } from '../db/queries/audit.js';
 import {
-  claimIdempotencyKey,
-  findLiveByContentHash,
   findNearestLiveMemories,
+  finishWrite,
   getIdempotencyRecord,
-  insertMemoryWithChunks,
+  insertChildMemories,
+  insertMemory,
+  insertMemoryLocked,
   lockMemoryOfOwner,
-  linkMemories,
   lockSpaceContent,
+  writeLookups,
+  type InsertOutcome,
+  type LifecycleEventRow,
+  type NewMemoryWrite,
   type MemorySpace,
   type Queryable,
+  type WriteAudit,
+  type WriteClaim,
 } from '../db/queries/memory-writes.js';
-import {
-  findClaimHolders,
-  insertLifecycleEvents,
-  markMemoryState,
-  rewriteMemory,
-} from '../db/queries/lifecycle.js';
-import type { NewAuditRecord, NewMemoryLifecycleEvent } from '../db/schema/index.js';
+import { insertLifecycleEvents, rewriteMemory } from '../db/queries/lifecycle.js';
+import type { NewAuditRecord } from '../db/schema/index.js';
 import { ApiError } from '../http/errors.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import { EmbeddingError } from '../providers/embeddings/index.js';
+import { LocalEmbeddingProvider } from '../providers/embeddings/local.js';
 import { canonicalHash } from '../text/canonical.js';
 import { scanPii } from '../text/pii.js';
 import { chunkText } from './chunking.js';
@@ -58,7 +59,12 @@ export interface WriteRequest {
   /** `x-safety-pii-scan: 1` */
   piiScan: boolean;
   /** This request's audit record, written in the same transaction as the memory. */
-  audit: Omit<NewAuditRecord, 'status' | 'durationMs'> & { startedAt: bigint };
+  audit: Pick<
+    NewAuditRecord,
+    'requestId' | 'workspaceId' | 'apiKeyId' | 'method' | 'path' | 'ip' | 'userAgent'
+  > & {
+    startedAt: bigint;
+  };
 }
 
 export interface WriteResult {
@@ -178,11 +184,15 @@ export function assessedColumns(assessment: MemoryAssessment) {
 }
 
 /**
- * POST /v1/memories: idempotency → owner space → assessment (confidence, volatility, claims) →
- * exact dedupe → chunking → quota reservation → extraction → embedding (memory and children in
- * one batch) → lifecycle decision (dedupe, conflict, correction, evolution) → one transaction
+ * POST /v1/memories: one lookup (idempotency record, exact duplicate, the memory to replace,
+ * memories holding the same claims) → owner space → assessment (confidence, volatility, claims)
+ * → chunking → quota reservation → embedding (memory and children in one batch) → nearest
+ * memories → lifecycle decision (dedupe, conflict, correction, evolution) → one transaction
  * (supersessions, memory + chunks, children + links, lifecycle events, idempotency record,
  * audit) → commit of the reservation.
+ *
+ * On PostgreSQL a new memory costs six statements: the lookup, the nearest memories, and
+ * `begin`, the lock and one statement writing everything (sent together), `commit`.
  */
 export async function writeMemory(
   deps: MemoryWriteDeps,
@@ -191,16 +201,9 @@ export async function writeMemory(
   const { payload, workspaceId } = request;
   const idempotencyKey = payload.idempotency_key;
   const hash = idempotencyKey ? requestHash(request) : '';
-  if (idempotencyKey) {
-    const replay = await replayIdempotent(deps.db, workspaceId, idempotencyKey, hash);
-    if (replay) return { response: replay, audited: false };
-  }
-
   const space = memorySpace(workspaceId, payload);
   const contentHash = canonicalHash(payload.text);
   const replacesId = payload.replaces_memory_id;
-  if (replacesId && !(await lockMemoryOfOwner(deps.db, space, replacesId)))
-    throw unknownReplacement(replacesId);
 
   const now = new Date();
   const memoryType = payload.memory_type ?? 'note';
@@ -211,30 +214,45 @@ export async function writeMemory(
     { text: payload.text, memoryType, importance, metadata, effectiveAt },
     now,
   );
+
+  const chunks = chunkText(payload.text, payload.chunk_profile ?? 'balanced');
+  // An in-process embedder costs less than a round trip: embed first and fetch the nearest
+  // memories with the lookups. A remote one runs only once the write is known to need it, after
+  // the quota reservation.
+  const early = embedsInProcess(deps.embeddings) ? await embed(deps.embeddings, chunks) : undefined;
+  // A rewrite of a memory on purpose is never a duplicate of it, nor decided by what it states.
+  const lookups = await writeLookups(deps.db, space, {
+    contentHash: replacesId ? null : contentHash,
+    idempotencyKey: idempotencyKey ?? null,
+    replacesId: replacesId ?? null,
+    claimKeys: replacesId ? [] : assessment.claimKeys,
+    nearest:
+      early?.[0] && !replacesId ? { embedding: early[0], limit: DEDUPE_CANDIDATES } : undefined,
+  });
+  if (idempotencyKey && lookups.idempotency) {
+    if (lookups.idempotency.requestHash !== hash) throw reusedKey();
+    return { response: lookups.idempotency.response as MemoryInsertResponse, audited: false };
+  }
+  if (replacesId && !lookups.replacementFound) throw unknownReplacement(replacesId);
+
+  const claim = (response: MemoryInsertResponse): WriteClaim | null =>
+    idempotencyKey ? { key: idempotencyKey, requestHash: hash, response } : null;
   const piiHints = request.piiScan ? scanPii(payload.text) : [];
   const safety = piiHints.length > 0 ? { safety: { pii_hints: piiHints } } : {};
   const notExtracted: MemoryInsertResponse['extraction'] = { status: 'skipped', reason: 'none' };
 
-  // A rewrite of a memory on purpose is never a duplicate of it.
-  if (!replacesId) {
-    const exact = await findLiveByContentHash(deps.db, space, contentHash);
-    if (exact) {
-      const response = dedupedResponse(exact.id, notExtracted, safety);
-      return commitWrite(deps.db, request, idempotencyKey, hash, async () => response);
-    }
+  if (lookups.duplicateId) {
+    const response = dedupedResponse(lookups.duplicateId, notExtracted, safety);
+    return finishDuplicate(deps.db, request, claim(response), response);
   }
 
-  const chunks = chunkText(payload.text, payload.chunk_profile ?? 'balanced');
   const reservation = await deps.quota.reserve({ workspaceId, writes: 1, embeds: chunks.length });
   try {
-    const parentVectors = await embed(deps.embeddings, chunks);
-
-    const [nearest, claimHolders] = await Promise.all([
-      parentVectors[0]
-        ? findNearestLiveMemories(deps.db, space, parentVectors[0], DEDUPE_CANDIDATES)
-        : Promise.resolve([]),
-      findClaimHolders(deps.db, space, assessment.claimKeys),
-    ]);
+    const parentVectors = early ?? (await embed(deps.embeddings, chunks));
+    const nearest =
+      early || !parentVectors[0] || replacesId
+        ? lookups.nearest
+        : await findNearestLiveMemories(deps.db, space, parentVectors[0], DEDUPE_CANDIDATES);
     const decision = decideLifecycle({
       text: payload.text,
       memoryType,
@@ -244,7 +262,7 @@ export async function writeMemory(
       explicitEffectiveAt: effectiveAt !== null,
       ...(replacesId ? { replacesId } : {}),
       nearest,
-      claimHolders,
+      claimHolders: lookups.claimHolders,
       thresholds: deps.config.dedupe,
     });
 
@@ -270,7 +288,7 @@ export async function writeMemory(
         safety,
         decision.dedupeKind,
       );
-      result = await commitWrite(deps.db, request, idempotencyKey, hash, async () => response);
+      result = await finishDuplicate(deps.db, request, claim(response), response);
     } else if (decision.kind === 'merge') {
       const response: MemoryInsertResponse = {
         memory_id: decision.memoryId,
@@ -281,29 +299,33 @@ export async function writeMemory(
         intelligence: intelligence(assessment, contentHash, false),
         trace: { memory_evolution: 'merged_into_existing', memory_evolution_applied: true },
       };
-      result = await commitWrite(deps.db, request, idempotencyKey, hash, async (tx) => {
-        await rewriteMemory(
-          tx,
-          decision.memoryId,
-          {
-            text: payload.text,
-            contentHash,
-            ...assessedColumns(assessment),
-            ...(payload.metadata ? { metadata } : {}),
-          },
-          chunkRows(chunks, parentVectors),
-        );
-        await insertLifecycleEvents(tx, [
-          {
-            workspaceId,
-            memoryId: decision.memoryId,
-            event: 'merged',
-            rule: 'evolution',
-            details: { previous_text: decision.previousText },
-          },
-        ]);
-        return response;
-      });
+      result = await settle(deps.db, request, () =>
+        deps.db.transaction(async (tx) => {
+          await rewriteMemory(
+            tx,
+            decision.memoryId,
+            {
+              text: payload.text,
+              contentHash,
+              ...assessedColumns(assessment),
+              ...(payload.metadata ? { metadata } : {}),
+            },
+            chunkRows(chunks, parentVectors),
+          );
+          await insertLifecycleEvents(tx, [
+            {
+              workspaceId,
+              memoryId: decision.memoryId,
+              event: 'merged',
+              rule: 'evolution',
+              details: { previous_text: decision.previousText },
+            },
+          ]);
+          if (!(await finishWrite(tx, workspaceId, claim(response), auditOf(request))))
+            throw new LostIdempotencyRace();
+          return response;
+        }),
+      );
       rowsWritten = chunks.length;
     } else {
       // Extraction only for memories that will be stored: a model call is the costly part.
@@ -334,104 +356,123 @@ export async function writeMemory(
             }
           : {}),
       };
-      result = await commitWrite(deps.db, request, idempotencyKey, hash, async (tx) => {
-        if (!replacesId) {
-          await lockSpaceContent(tx, space, contentHash);
-          const raced = await findLiveByContentHash(tx, space, contentHash);
-          if (raced) return dedupedResponse(raced.id, notExtracted, safety);
-        } else if (!(await lockMemoryOfOwner(tx, space, replacesId))) {
-          throw unknownReplacement(replacesId);
-        }
-        await insertMemoryWithChunks(
-          tx,
+      const historyOf = decision.historyOf
+        ? { lifecycleState: 'replaced' as const, replacedByMemoryId: decision.historyOf.memoryId }
+        : { lifecycleState: 'active' as const, replacedByMemoryId: null };
+      const events: LifecycleEventRow[] = decision.supersede.map((supersession) => ({
+        memoryId: supersession.memoryId,
+        event: 'replaced',
+        rule: supersession.rule,
+        relatedMemoryId: memoryId,
+        details: supersession.details,
+      }));
+      if (decision.historyOf) {
+        events.push({
+          memoryId,
+          event: 'replaced',
+          rule: 'conflict_older',
+          relatedMemoryId: decision.historyOf.memoryId,
+          details: decision.historyOf.details,
+        });
+      }
+      const children = extraction.children.map((child, i) => {
+        const texts = childChunks[i] ?? [];
+        const offset = childChunks.slice(0, i).reduce((sum, list) => sum + list.length, 0);
+        const childAssessment = assessMemory(
           {
-            id: memoryId,
-            ...space,
-            text: payload.text,
-            metadata,
-            memoryType,
+            text: child.text,
+            memoryType: child.memoryType,
             importance,
-            chunkProfile: payload.chunk_profile ?? 'balanced',
+            metadata,
             effectiveAt,
-            contentHash,
-            idempotencyKey: idempotencyKey ?? null,
-            ...assessedColumns(assessment),
-            ...(decision.historyOf
-              ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId }
-              : {}),
+            extracted: true,
           },
-          chunkRows(chunks, parentVectors),
+          now,
         );
-        const events: NewMemoryLifecycleEvent[] = [];
-        for (const supersession of decision.supersede) {
-          await markMemoryState(tx, supersession.memoryId, 'replaced', memoryId);
-          events.push({
-            workspaceId,
-            memoryId: supersession.memoryId,
-            event: 'replaced',
-            rule: supersession.rule,
-            relatedMemoryId: memoryId,
-            details: supersession.details,
-          });
-        }
-        if (decision.historyOf) {
-          events.push({
-            workspaceId,
-            memoryId,
-            event: 'replaced',
-            rule: 'conflict_older',
-            relatedMemoryId: decision.historyOf.memoryId,
-            details: decision.historyOf.details,
-          });
-        }
-        let offset = 0;
-        for (const [i, child] of extraction.children.entries()) {
-          const texts = childChunks[i] ?? [];
-          const childId = randomUUID();
-          const childAssessment = assessMemory(
-            {
-              text: child.text,
-              memoryType: child.memoryType,
-              importance,
-              metadata,
-              effectiveAt,
-              extracted: true,
-            },
-            now,
-          );
-          await insertMemoryWithChunks(
-            tx,
-            {
-              id: childId,
-              ...space,
-              text: child.text,
-              metadata,
-              memoryType: child.memoryType,
-              importance,
-              effectiveAt,
-              contentHash: canonicalHash(child.text),
-              parentMemoryId: memoryId,
-              ...assessedColumns(childAssessment),
-              ...(decision.historyOf
-                ? { lifecycleState: 'replaced', replacedByMemoryId: decision.historyOf.memoryId }
-                : {}),
-            },
-            chunkRows(texts, childVectors.slice(offset, offset + texts.length)),
-          );
-          offset += texts.length;
-          await linkMemories(tx, workspaceId, memoryId, childId, 'extracted');
-          events.push({
-            workspaceId,
-            memoryId: childId,
-            event: 'extracted',
-            rule: `extractor:${deps.extractor?.name ?? 'none'}`,
-            relatedMemoryId: memoryId,
-            details: {},
-          });
-        }
-        await insertLifecycleEvents(tx, events);
-        return response;
+        const id = randomUUID();
+        return {
+          memory: {
+            id,
+            ...space,
+            text: child.text,
+            metadata,
+            memoryType: child.memoryType,
+            importance,
+            effectiveAt,
+            contentHash: canonicalHash(child.text),
+            parentMemoryId: memoryId,
+            ...assessedColumns(childAssessment),
+            ...(decision.historyOf ? historyOf : {}),
+          },
+          chunks: chunkRows(texts, childVectors.slice(offset, offset + texts.length)),
+        };
       });
+
+      const write: NewMemoryWrite = {
+        space,
+        memory: {
+          id: memoryId,
+          text: payload.text,
+          metadata,
+          memoryType,
+          importance,
+          chunkProfile: payload.chunk_profile ?? 'balanced',
+          effectiveAt,
+          contentHash,
+          ...assessedColumns(assessment),
+          ...historyOf,
+        },
+        chunks: {
+          texts: chunks,
+          vectors: parentVectors,
+          provider: deps.embeddings.provider,
+          dimension: deps.embeddings.dimension,
+          version: deps.embeddings.version,
+        },
+        supersede: superseded,
+        events,
+        recheck: !replacesId,
+        dedupedResponse: dedupedResponse('', notExtracted, safety),
+        claim: claim(response),
+        audit: auditOf(request),
+      };
+      const answer = (outcome: InsertOutcome): MemoryInsertResponse => {
+        if (outcome.kind === 'lost_claim') throw new LostIdempotencyRace();
+        return outcome.kind === 'raced'
+          ? dedupedResponse(outcome.memoryId, notExtracted, safety)
+          : response;
+      };
+      result =
+        !replacesId && children.length === 0
+          ? await settle(deps.db, request, async () =>
+              answer(await insertMemoryLocked(deps.db, write)),
+            )
+          : await settle(deps.db, request, () =>
+              deps.db.transaction(async (tx) => {
+                if (replacesId) {
+                  if (!(await lockMemoryOfOwner(tx, space, replacesId)))
+                    throw unknownReplacement(replacesId);
+                } else {
+                  await lockSpaceContent(tx, space, contentHash);
+                }
+                const outcome = await insertMemory(tx, write);
+                if (outcome.kind === 'inserted' && children.length > 0) {
+                  await insertChildMemories(tx, workspaceId, memoryId, children);
+                  await insertLifecycleEvents(
+                    tx,
+                    children.map(({ memory }) => ({
+                      workspaceId,
+                      memoryId: memory.id,
+                      event: 'extracted',
+                      rule: `extractor:${deps.extractor?.name ?? 'none'}`,
+                      relatedMemoryId: memoryId,
+                      details: {},
+                    })),
+                  );
+                }
+                return answer(outcome);
+              }),
+            );
       rowsWritten = 1 + chunks.length + extraction.children.length + childChunks.flat().length;
     }
     await (result.response.deduped ? reservation.release() : reservation.commit());
@@ -442,6 +483,9 @@ export async function writeMemory(
     throw error;
   }
 }
+
+/** Embedding happens in this process (no network, no cost): the local embedder and its kin. */
+const embedsInProcess = (provider: EmbeddingProvider) => provider instanceof LocalEmbeddingProvider;
 
 function unknownReplacement(id: string): ApiError {
   return new ApiError('BAD_REQUEST', `replaces_memory_id ${id} is not a memory of this owner`, {
@@ -477,57 +521,65 @@ async function embed(provider: EmbeddingProvider, chunks: string[]): Promise<num
   }
 }
 
-async function replayIdempotent(
+/** The request's audit record as it stands now (status 200: it is written with the write). */
+function auditOf(request: WriteRequest): WriteAudit {
+  const { startedAt, ...audit } = request.audit;
+  return {
+    requestId: audit.requestId,
+    workspaceId: audit.workspaceId ?? null,
+    apiKeyId: audit.apiKeyId ?? null,
+    method: audit.method,
+    path: audit.path,
+    ip: audit.ip ?? null,
+    userAgent: audit.userAgent ?? null,
+    durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e6),
+  };
+}
+
+/** The response of the write that claimed the key first, which this one replays. */
+async function replayWinner(
   db: Queryable,
-  workspaceId: string,
+  request: WriteRequest,
   key: string,
   hash: string,
-): Promise<MemoryInsertResponse | undefined> {
-  const record = await getIdempotencyRecord(db, workspaceId, key);
-  if (!record) return undefined;
+): Promise<WriteResult> {
+  const record = await getIdempotencyRecord(db, request.workspaceId, key);
+  if (!record) throw new Error('the idempotency key was claimed, yet no record holds it');
   if (record.requestHash !== hash) throw reusedKey();
-  return record.response as MemoryInsertResponse;
+  return { response: record.response as MemoryInsertResponse, audited: false };
 }
 
 /**
- * One transaction: `write` (which may decide the write is a duplicate after all), the
- * idempotency record and this request's audit record. A concurrent write that claimed the same
- * idempotency key first wins: this one rolls back and replays its response.
+ * A duplicate stores nothing: its idempotency record and audit record are one statement. A
+ * concurrent write that claimed the same key first wins, and this one replays its response.
  */
-async function commitWrite(
-  db: Database,
+async function finishDuplicate(
+  db: Queryable,
   request: WriteRequest,
-  idempotencyKey: string | undefined,
-  hash: string,
-  write: (tx: Queryable) => Promise<MemoryInsertResponse>,
+  claim: WriteClaim | null,
+  response: MemoryInsertResponse,
+): Promise<WriteResult> {
+  if (await finishWrite(db, request.workspaceId, claim, auditOf(request)))
+    return { response, audited: true };
+  return replayWinner(db, request, claim!.key, claim!.requestHash);
+}
+
+/**
+ * Runs `write`, which writes the memory (or what a duplicate leaves: nothing but records), the
+ * idempotency record and this request's audit record in one transaction, or throws
+ * {@link LostIdempotencyRace} when a concurrent write claimed the same key first: then nothing
+ * was written, and this one replays that write's response.
+ */
+async function settle(
+  db: Queryable,
+  request: WriteRequest,
+  write: () => Promise<MemoryInsertResponse>,
 ): Promise<WriteResult> {
   try {
-    const response = await db.transaction(async (tx) => {
-      const final = await write(tx);
-      if (idempotencyKey) {
-        const claimed = await claimIdempotencyKey(tx, {
-          workspaceId: request.workspaceId,
-          key: idempotencyKey,
-          requestHash: hash,
-          response: final,
-        });
-        if (!claimed) throw new LostIdempotencyRace();
-      }
-      const { startedAt, ...audit } = request.audit;
-      await insertAuditRecords(tx, [
-        {
-          ...audit,
-          status: 200,
-          durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e6),
-        },
-      ]);
-      return final;
-    });
-    return { response, audited: true };
+    return { response: await write(), audited: true };
   } catch (error) {
-    if (!(error instanceof LostIdempotencyRace) || !idempotencyKey) throw error;
-    const replay = await replayIdempotent(db, request.workspaceId, idempotencyKey, hash);
-    if (!replay) throw error;
-    return { response: replay, audited: false };
+    const key = request.payload.idempotency_key;
+    if (!(error instanceof LostIdempotencyRace) || !key) throw error;
+    return replayWinner(db, request, key, requestHash(request));
   }
 }

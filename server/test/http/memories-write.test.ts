@@ -165,6 +165,35 @@ describeDb('POST /v1/memories', () => {
       const rows = await t.database.db.select().from(memories).where(eq(memories.ownerId, 'erin'));
       expect(rows).toHaveLength(1);
     });
+
+    it('records, under each key, what each of concurrent identical writes answered', async () => {
+      const body = { text: 'Finn keeps bees on the roof of his building', user_id: 'finn' };
+      const keys = Array.from({ length: 8 }, (_, i) => `finn-bees-${String(i).padStart(4, '0')}`);
+      const first = await Promise.all(keys.map((key) => write({ ...body, idempotency_key: key })));
+      expect(first.map((r) => r.status)).toEqual(Array(8).fill(200));
+      const stored = first.filter((r) => !r.body.deduped);
+      expect(stored).toHaveLength(1);
+      expect(new Set(first.map((r) => r.body.memory_id))).toEqual(new Set([stored[0]!.body.memory_id]));
+      const replays = await Promise.all(keys.map((key) => write({ ...body, idempotency_key: key })));
+      expect(replays.map((r) => r.body)).toEqual(first.map((r) => r.body));
+      const rows = await t.database.db.select().from(memories).where(eq(memories.ownerId, 'finn'));
+      expect(rows).toHaveLength(1);
+    });
+  });
+
+  it('stores text, owner, metadata and chunks with quotes, backslashes, braces and non-ASCII as sent', async () => {
+    const text = 'Gus wrote "hi" to O\'Brien: a \\ back\\slash, {braces}, [1,2], $1 and :name,\nthen ünïcödé — 🐝';
+    const metadata = { note: 'a "quoted" \\ value, {x}', n: 2.5, ok: true, none: null };
+    const owner = 'gus "the" \\ o\'neil';
+    const res = await write({ text, user_id: owner, metadata, namespace: 'n,{1}' });
+    expect(res.status).toBe(200);
+    const got = await read(res.body.memory_id);
+    expect(got.body).toMatchObject({ text, metadata, owner_id: owner, namespace: 'n,{1}' });
+    const chunks = await t.database.db.select().from(memoryChunks).where(eq(memoryChunks.memoryId, res.body.memory_id));
+    expect(chunks.map((chunk) => chunk.text)).toEqual([text]);
+    expect(chunks[0]!.embedding).toHaveLength(256);
+    const again = await write({ text, user_id: owner, metadata, namespace: 'n,{1}' });
+    expect(again.body).toMatchObject({ memory_id: res.body.memory_id, deduped: true });
   });
 
   describe('dedupe', () => {

@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, eq, inArray, isNotNull, lte } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, lte } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import {
   memories,
@@ -10,8 +10,9 @@ import {
   type NewMemoryChunk,
   type NewMemoryLifecycleEvent,
 } from '../schema/index.js';
-import { inSpace, type MemorySpace, type Queryable } from './memory-writes.js';
+import type { Queryable } from './memory-writes.js';
 
+/** A live memory of the space stating one of a new memory's claims (see `writeLookups`). */
 export interface ClaimHolder {
   id: string;
   text: string;
@@ -19,24 +20,6 @@ export interface ClaimHolder {
   effectiveAt: Date | null;
   createdAt: Date;
   confidence: number | null;
-}
-
-/** Live memories of the space stating any of these `subject|attribute` keys. */
-export async function findClaimHolders(db: Queryable, space: MemorySpace, keys: string[]): Promise<ClaimHolder[]> {
-  if (keys.length === 0) return [];
-  return db
-    .select({
-      id: memories.id,
-      text: memories.text,
-      claims: memories.claims,
-      effectiveAt: memories.effectiveAt,
-      createdAt: memories.createdAt,
-      confidence: memories.confidence,
-    })
-    .from(memories)
-    .where(and(inSpace(space), eq(memories.lifecycleState, 'active'), arrayOverlaps(memories.claimKeys, keys)))
-    .orderBy(asc(memories.createdAt))
-    .limit(50);
 }
 
 export async function insertLifecycleEvents(db: Queryable, events: NewMemoryLifecycleEvent[]): Promise<void> {

@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import {
-  idempotencyRecords,
-  memoryLinks,
   memories,
   memoryChunks,
-  type IdempotencyRecord,
-  type NewIdempotencyRecord,
+  memoryLinks,
+  type MemoryClaim,
   type NewMemory,
   type NewMemoryChunk,
+  toVectorLiteral,
 } from '../schema/index.js';
-import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
+import type { Database } from '../client.js';
+import type { ClaimHolder } from './lifecycle.js';
+import { assertEmbeddingDimension } from './vector.js';
+import { inOneTrip, step, Statement, type Queryable } from './statement.js';
+
+export type { Queryable } from './statement.js';
 
 /** Where a memory lives: the workspace, its owner and the three optional labels. */
 export interface MemorySpace {
@@ -23,41 +25,22 @@ export interface MemorySpace {
   containerTag: string | null;
 }
 
-/** A transaction or the database: both run the same queries. */
-export type Queryable = Pick<Database, 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
+type SpaceParams = { [K in keyof MemorySpace]: MemorySpace[K] };
 
-/** The memories of exactly this space (labels compared null-safely). */
-export function inSpace(space: MemorySpace): SQL | undefined {
-  return and(
-    eq(memories.workspaceId, space.workspaceId),
-    eq(memories.ownerType, space.ownerType),
-    eq(memories.ownerId, space.ownerId),
-    sql`${memories.scope} is not distinct from ${space.scope}`,
-    sql`${memories.namespace} is not distinct from ${space.namespace}`,
-    sql`${memories.containerTag} is not distinct from ${space.containerTag}`,
-  );
-}
+/** The memories (aliased `m`) of exactly this space, labels compared null-safely. */
+const IN_SPACE = `m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
+  and m.owner_id = :ownerId::text and m.scope is not distinct from :scope::text
+  and m.namespace is not distinct from :namespace::text
+  and m.container_tag is not distinct from :containerTag::text`;
 
-/** A live memory of the same space whose canonical text hashes the same. */
-export async function findLiveByContentHash(
-  db: Queryable,
-  space: MemorySpace,
-  contentHash: string,
-): Promise<{ id: string } | undefined> {
-  const [row] = await db
-    .select({ id: memories.id })
-    .from(memories)
-    .where(
-      and(
-        inSpace(space),
-        eq(memories.contentHash, contentHash),
-        eq(memories.lifecycleState, 'active'),
-      ),
-    )
-    .orderBy(asc(memories.createdAt))
-    .limit(1);
-  return row;
-}
+const spaceParams = (space: MemorySpace): SpaceParams => ({
+  workspaceId: space.workspaceId,
+  ownerType: space.ownerType,
+  ownerId: space.ownerId,
+  scope: space.scope,
+  namespace: space.namespace,
+  containerTag: space.containerTag,
+});
 
 export interface NearestMemory {
   memoryId: string;
@@ -67,6 +50,44 @@ export interface NearestMemory {
   chunkCount: number;
 }
 
+/**
+ * Live memories of the space whose first chunk is nearest to `:embedding`, nearest first, with
+ * their chunk counts. N is inlined (see `embeddingDimensionIs`) so the planner can pick the
+ * partial HNSW index of that dimension.
+ */
+function nearestSql(dimension: number): string {
+  assertEmbeddingDimension(dimension);
+  return `
+select c.memory_id as "memoryId", m.text,
+  (c.embedding::vector(${dimension}) <=> :embedding::vector(${dimension})) as distance,
+  (select count(*) from memory_chunks n where n.memory_id = c.memory_id)::int as "chunkCount"
+from memory_chunks c
+join memories m on m.id = c.memory_id
+where c.workspace_id = :workspaceId::uuid and c.owner_type = :ownerType::text
+  and c.owner_id = :ownerId::text and c.chunk_index = 0 and c.embedding_dimension = ${dimension}
+  and ${IN_SPACE} and m.lifecycle_state = 'active'
+order by distance
+limit :limit::int`;
+}
+
+interface NearestRow {
+  memoryId: string;
+  text: string;
+  distance: number;
+  chunkCount: number;
+}
+
+const nearestMemory = (row: NearestRow): NearestMemory => ({
+  memoryId: row.memoryId,
+  text: row.text,
+  similarity: 1 - Number(row.distance),
+  chunkCount: Number(row.chunkCount),
+});
+
+type NearestParams = SpaceParams & { embedding: string; limit: number };
+
+const nearestStatements = new Map<number, Statement<NearestParams>>();
+
 /** Live memories of the space whose first chunk is nearest to `embedding` (same dimension only). */
 export async function findNearestLiveMemories(
   db: Queryable,
@@ -74,74 +95,167 @@ export async function findNearestLiveMemories(
   embedding: number[],
   limit: number,
 ): Promise<NearestMemory[]> {
-  const distance = cosineDistanceTo(embedding);
-  const rows = await db
-    .select({
-      memoryId: memoryChunks.memoryId,
-      text: memories.text,
-      distance,
-      // Qualified by hand: drizzle may render a select-list column unqualified.
-      chunkCount:
-        sql<number>`(select count(*) from ${memoryChunks} c where c.memory_id = "memory_chunks"."memory_id")`.mapWith(
-          Number,
-        ),
-    })
-    .from(memoryChunks)
-    .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
-    .where(
-      and(
-        eq(memoryChunks.workspaceId, space.workspaceId),
-        eq(memoryChunks.ownerType, space.ownerType),
-        eq(memoryChunks.ownerId, space.ownerId),
-        eq(memoryChunks.chunkIndex, 0),
-        embeddingDimensionIs(embedding.length),
-        inSpace(space),
-        eq(memories.lifecycleState, 'active'),
-      ),
-    )
-    .orderBy(distance)
-    .limit(limit);
-  return rows.map((row) => ({
-    memoryId: row.memoryId,
-    text: row.text,
-    similarity: 1 - row.distance,
-    chunkCount: row.chunkCount,
-  }));
+  let statement = nearestStatements.get(embedding.length);
+  if (!statement) {
+    statement = new Statement(nearestSql(embedding.length));
+    nearestStatements.set(embedding.length, statement);
+  }
+  const rows = await statement.run<Record<string, unknown> & NearestRow>(db, {
+    ...spaceParams(space),
+    embedding: toVectorLiteral(embedding),
+    limit,
+  });
+  return rows.map(nearestMemory);
 }
 
-/** The memory to supersede, locked for the rest of the transaction; same workspace and owner only. */
+export interface WriteLookups {
+  /** The first write with this idempotency key, if any. */
+  idempotency?: { requestHash: string; response: Record<string, unknown> } | undefined;
+  /** The oldest live memory of the space with the same canonical text. */
+  duplicateId?: string | undefined;
+  /** Whether `replaces_memory_id` names a memory of this workspace and owner. */
+  replacementFound: boolean;
+  /** Live memories of the space stating any of the claim keys (oldest first, 50 at most). */
+  claimHolders: ClaimHolder[];
+  /** With `nearest` asked for: as {@link findNearestLiveMemories}. */
+  nearest: NearestMemory[];
+}
+
+type LookupParams = SpaceParams & {
+  contentHash: string | null;
+  idempotencyKey: string | null;
+  replacesId: string | null;
+  claimKeys: string[];
+  embedding: string | null;
+  limit: number;
+};
+
+/** Keyed by the dimension of the nearest-memories part, 0 for none. */
+const lookupStatements = new Map<number, Statement<LookupParams>>();
+
+function lookupStatement(dimension: number): Statement<LookupParams> {
+  let statement = lookupStatements.get(dimension);
+  if (!statement) {
+    const nearest = dimension
+      ? `(select coalesce(json_agg(n order by n.distance), '[]'::json) from (${nearestSql(dimension)}) n)`
+      : `'[]'::json`;
+    statement = new Statement(`
+select
+  i.request_hash as "requestHash",
+  i.response,
+  (select m.id from memories m
+    where :contentHash::text is not null and ${IN_SPACE}
+      and m.content_hash = :contentHash::text and m.lifecycle_state = 'active'
+    order by m.created_at limit 1) as "duplicateId",
+  exists (select 1 from memories m
+    where m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
+      and m.owner_id = :ownerId::text and m.id = :replacesId::uuid) as "replacementFound",
+  (select coalesce(json_agg(h order by h."createdAt"), '[]'::json) from (
+    select m.id, m.text, m.claims, m.effective_at as "effectiveAt", m.created_at as "createdAt", m.confidence
+    from memories m
+    where cardinality(:claimKeys::text[]) > 0 and ${IN_SPACE}
+      and m.lifecycle_state = 'active' and m.claim_keys && :claimKeys::text[]
+    order by m.created_at limit 50) h) as "claimHolders",
+  ${nearest} as nearest
+from (values (1)) as one (x)
+left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key = :idempotencyKey::text`);
+    lookupStatements.set(dimension, statement);
+  }
+  return statement;
+}
+
+interface LookupRow {
+  requestHash: string | null;
+  response: Record<string, unknown> | null;
+  duplicateId: string | null;
+  replacementFound: boolean;
+  claimHolders: Array<
+    Omit<ClaimHolder, 'effectiveAt' | 'createdAt'> & {
+      effectiveAt: string | null;
+      createdAt: string;
+    }
+  >;
+  nearest: NearestRow[];
+}
+
+/**
+ * Everything a write needs to know before deciding, in one statement: the idempotency record,
+ * the exact duplicate, whether the memory to replace exists, the memories holding the same
+ * claims and, given an embedding, the nearest memories. A null or empty input skips its part.
+ */
+export async function writeLookups(
+  db: Database,
+  space: MemorySpace,
+  input: {
+    contentHash: string | null;
+    idempotencyKey: string | null;
+    replacesId: string | null;
+    claimKeys: string[];
+    nearest?: { embedding: number[]; limit: number } | undefined;
+  },
+): Promise<WriteLookups> {
+  const { nearest, ...rest } = input;
+  // Generic plans: every part is an exact lookup by key or owner, and planning this statement
+  // for its values each time cost more than running it.
+  const [rows] = await inOneTrip(
+    db,
+    [
+      step(lookupStatement(nearest?.embedding.length ?? 0), {
+        ...spaceParams(space),
+        ...rest,
+        embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
+        limit: nearest?.limit ?? 0,
+      }),
+    ],
+    { genericPlans: true },
+  );
+  const row = rows?.[0] as LookupRow | undefined;
+  if (!row) throw new Error('write lookups returned no row');
+  return {
+    idempotency:
+      row.requestHash !== null && row.response !== null
+        ? { requestHash: row.requestHash, response: row.response }
+        : undefined,
+    duplicateId: row.duplicateId ?? undefined,
+    replacementFound: row.replacementFound,
+    claimHolders: row.claimHolders.map((holder) => ({
+      ...holder,
+      effectiveAt: holder.effectiveAt === null ? null : new Date(holder.effectiveAt),
+      createdAt: new Date(holder.createdAt),
+    })),
+    nearest: row.nearest.map(nearestMemory),
+  };
+}
+
+const LOCK_MEMORY_OF_OWNER = new Statement<{
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
+  id: string;
+}>(`
+select m.id from memories m
+where m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
+  and m.owner_id = :ownerId::text and m.id = :id::uuid
+for update`);
+
+/** Locks the memory to supersede for the rest of the transaction; false when it is not this owner's. */
 export async function lockMemoryOfOwner(
   db: Queryable,
   space: Pick<MemorySpace, 'workspaceId' | 'ownerId' | 'ownerType'>,
   id: string,
-): Promise<{ id: string; lifecycleState: string } | undefined> {
-  const [row] = await db
-    .select({ id: memories.id, lifecycleState: memories.lifecycleState })
-    .from(memories)
-    .where(
-      and(
-        eq(memories.workspaceId, space.workspaceId),
-        eq(memories.ownerType, space.ownerType),
-        eq(memories.ownerId, space.ownerId),
-        eq(memories.id, id),
-      ),
-    )
-    .for('update');
-  return row;
+): Promise<boolean> {
+  const rows = await LOCK_MEMORY_OF_OWNER.run(db, {
+    workspaceId: space.workspaceId,
+    ownerType: space.ownerType,
+    ownerId: space.ownerId,
+    id,
+  });
+  return rows.length > 0;
 }
 
-export async function insertMemoryWithChunks(
-  db: Queryable,
-  memory: NewMemory & { id: string },
-  chunks: Array<Omit<NewMemoryChunk, 'memoryId'>>,
-): Promise<void> {
-  await db.insert(memories).values(memory);
-  if (chunks.length > 0) {
-    await db
-      .insert(memoryChunks)
-      .values(chunks.map((chunk) => ({ ...chunk, memoryId: memory.id })));
-  }
-}
+const LOCK_SPACE_CONTENT = new Statement<{ key: string }>(
+  `select pg_advisory_xact_lock(:key::bigint)::text as locked`,
+);
 
 /**
  * Serialises writes of the same text to the same space for the rest of the transaction, so two
@@ -152,6 +266,10 @@ export async function lockSpaceContent(
   space: MemorySpace,
   contentHash: string,
 ): Promise<void> {
+  await LOCK_SPACE_CONTENT.run(db, { key: spaceContentKey(space, contentHash) });
+}
+
+function spaceContentKey(space: MemorySpace, contentHash: string): string {
   const digest = createHash('sha256')
     .update(
       JSON.stringify([
@@ -165,50 +283,385 @@ export async function lockSpaceContent(
       ]),
     )
     .digest();
-  await db.execute(
-    sql`select pg_advisory_xact_lock(${digest.readBigInt64BE(0).toString()}::bigint)`,
-  );
+  return digest.readBigInt64BE(0).toString();
 }
+
+/** The request's audit record, written in the same statement as the rest of the write. */
+export interface WriteAudit {
+  requestId: string;
+  workspaceId: string | null;
+  apiKeyId: string | null;
+  method: string;
+  path: string;
+  durationMs: number;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** The idempotency record to claim; null when the write has no key. */
+export interface WriteClaim {
+  key: string;
+  requestHash: string;
+  response: unknown;
+}
+
+/** The claim and audit record as statement parameters (the audit's workspace may be null). */
+type FinishParams = {
+  [K in keyof Omit<WriteAudit, 'workspaceId'>]: WriteAudit[K];
+} & {
+  workspaceId: string;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  response: string | null;
+  auditWorkspaceId: string | null;
+};
+
+function finishParams(
+  workspaceId: string,
+  claim: WriteClaim | null,
+  audit: WriteAudit,
+): FinishParams {
+  return {
+    workspaceId,
+    idempotencyKey: claim?.key ?? null,
+    requestHash: claim?.requestHash ?? null,
+    response: claim ? JSON.stringify(claim.response) : null,
+    requestId: audit.requestId,
+    auditWorkspaceId: audit.workspaceId,
+    apiKeyId: audit.apiKeyId,
+    method: audit.method,
+    path: audit.path,
+    durationMs: audit.durationMs,
+    ip: audit.ip,
+    userAgent: audit.userAgent,
+  };
+}
+
+/** The request's audit record, unless a claim of its idempotency key (CTE `claimed`) failed. */
+const AUDITED = `audited as (
+  insert into audit_log (request_id, workspace_id, api_key_id, method, path, status, duration_ms, ip, user_agent)
+  select :requestId::text, :auditWorkspaceId::uuid, :apiKeyId::uuid, :method::text, :path::text, 200,
+    :durationMs::int, :ip::text, :userAgent::text
+  where :idempotencyKey::text is null or exists (select 1 from claimed)
+)`;
+
+/**
+ * Claims the idempotency key (on PostgreSQL the insert waits for a concurrent write holding it,
+ * so "not claimed" means that one committed first) and, unless the claim failed, writes the
+ * audit record.
+ */
+const FINISH_WRITE = new Statement<FinishParams>(`
+with claimed as (
+  insert into idempotency_records (workspace_id, key, request_hash, response)
+  select :workspaceId::uuid, :idempotencyKey::text, :requestHash::text, :response::jsonb
+  where :idempotencyKey::text is not null
+  on conflict do nothing
+  returning 1
+),
+${AUDITED}
+select (select count(*) from claimed)::int as claimed`);
+
+/**
+ * The idempotency record and audit record of a write that stored nothing new (a duplicate) or
+ * whose changes ran before it in the same transaction. One statement, so atomic on its own.
+ * False when the key was claimed by a concurrent write first: nothing was written.
+ */
+export async function finishWrite(
+  db: Queryable,
+  workspaceId: string,
+  claim: WriteClaim | null,
+  audit: WriteAudit,
+): Promise<boolean> {
+  const [row] = await FINISH_WRITE.run<{ claimed: number }>(
+    db,
+    finishParams(workspaceId, claim, audit),
+  );
+  return claim === null || (row?.claimed ?? 0) > 0;
+}
+
+/** A memory's columns as the write statement takes them. */
+export interface MemoryRow {
+  id: string;
+  text: string;
+  metadata: Record<string, unknown>;
+  memoryType: string;
+  importance: number;
+  chunkProfile: string;
+  lifecycleState: 'active' | 'replaced';
+  confidence: number;
+  volatility: number;
+  expiresAt: Date | null;
+  effectiveAt: Date | null;
+  contentHash: string;
+  claims: MemoryClaim[];
+  claimKeys: string[];
+  pinned: boolean;
+  sourceWeight: number;
+  priorityScore: number;
+  replacedByMemoryId: string | null;
+}
+
+export interface ChunkRows {
+  texts: string[];
+  vectors: number[][];
+  provider: string;
+  dimension: number;
+  version: string;
+}
+
+export interface LifecycleEventRow {
+  memoryId: string;
+  event: string;
+  rule: string;
+  relatedMemoryId: string | null;
+  details: Record<string, unknown>;
+}
+
+type InsertParams = FinishParams &
+  SpaceParams & {
+    recheck: boolean;
+    dedupedResponse: string;
+    id: string;
+    text: string;
+    metadata: string;
+    memoryType: string;
+    importance: number;
+    chunkProfile: string;
+    lifecycleState: string;
+    confidence: number;
+    volatility: number;
+    expiresAt: string | null;
+    effectiveAt: string | null;
+    contentHash: string;
+    claims: string;
+    claimKeys: string[];
+    pinned: boolean;
+    sourceWeight: number;
+    priorityScore: number;
+    replacedBy: string | null;
+    chunks: string;
+    embeddingProvider: string;
+    embeddingDimension: number;
+    embeddingVersion: string;
+    supersede: string[];
+    events: string;
+  };
+
+/**
+ * Decides and writes in one statement, so nothing in JavaScript has to look between its parts:
+ * `raced` finds (when `recheck`) an identical live memory that committed while this write waited
+ * for its lock; `claimed` takes the idempotency key, with the duplicate's response when raced;
+ * the memory, chunks, supersessions and events are written when not raced and the key (if any)
+ * was claimed; the audit record whenever the key (if any) was claimed.
+ */
+const INSERT_MEMORY = new Statement<InsertParams>(`
+with raced as (
+  select m.id from memories m
+  where :recheck::boolean and ${IN_SPACE}
+    and m.content_hash = :contentHash::text and m.lifecycle_state = 'active'
+  order by m.created_at limit 1
+),
+claimed as (
+  insert into idempotency_records (workspace_id, key, request_hash, response)
+  select :workspaceId::uuid, :idempotencyKey::text, :requestHash::text,
+    coalesce((select :dedupedResponse::jsonb || jsonb_build_object('memory_id', raced.id) from raced),
+      :response::jsonb)
+  where :idempotencyKey::text is not null
+  on conflict do nothing
+  returning 1
+),
+memory as (
+  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
+    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
+    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
+    priority_score, idempotency_key, replaced_by_memory_id)
+  select :id::uuid, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
+    :namespace::text, :containerTag::text, :text::text, :metadata::jsonb, :memoryType::text,
+    :importance::real, :chunkProfile::text, :lifecycleState::text, :confidence::real,
+    :volatility::real, :expiresAt::timestamptz, :effectiveAt::timestamptz, :contentHash::text,
+    :claims::jsonb, :claimKeys::text[], :pinned::boolean, :sourceWeight::real,
+    :priorityScore::real, :idempotencyKey::text, :replacedBy::uuid
+  where not exists (select 1 from raced)
+    and (:idempotencyKey::text is null or exists (select 1 from claimed))
+  returning id
+),
+chunks as (
+  insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
+    embedding, embedding_provider, embedding_dimension, embedding_version)
+  select memory.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
+    c.embedding::vector, :embeddingProvider::text, :embeddingDimension::int, :embeddingVersion::text
+  from memory, json_to_recordset(:chunks::json) as c (chunk_index int, text text, embedding text)
+),
+superseded as (
+  update memories s set lifecycle_state = 'replaced', replaced_by_memory_id = memory.id, updated_at = now()
+  from memory where s.id = any (:supersede::uuid[])
+),
+events as (
+  insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, related_memory_id, details)
+  select :workspaceId::uuid, e.memory_id, e.event, e.rule, e.related_memory_id, e.details
+  from memory, jsonb_to_recordset(:events::jsonb)
+    as e (memory_id uuid, event text, rule text, related_memory_id uuid, details jsonb)
+),
+${AUDITED}
+select (select id from raced) as "racedId", (select count(*) from claimed)::int as claimed`);
+
+export type InsertOutcome =
+  | { kind: 'inserted' }
+  /**
+   * A concurrent identical write committed first (only with `recheck`): this one stored no
+   * memory; its idempotency record (the duplicate's response) and audit record are written.
+   */
+  | { kind: 'raced'; memoryId: string }
+  /** A concurrent write claimed the idempotency key first: nothing was written. */
+  | { kind: 'lost_claim' };
+
+export interface NewMemoryWrite {
+  space: MemorySpace;
+  memory: MemoryRow;
+  chunks: ChunkRows;
+  supersede: string[];
+  events: LifecycleEventRow[];
+  /** Look again for an identical live memory (under {@link lockSpaceContent}). */
+  recheck: boolean;
+  /** The response to record when that look finds one, less its `memory_id`. */
+  dedupedResponse: Record<string, unknown>;
+  claim: WriteClaim | null;
+  audit: WriteAudit;
+}
+
+function insertParams(input: NewMemoryWrite): InsertParams {
+  const { space, memory, chunks } = input;
+  return {
+    ...finishParams(space.workspaceId, input.claim, input.audit),
+    ...spaceParams(space),
+    recheck: input.recheck,
+    dedupedResponse: JSON.stringify(input.dedupedResponse),
+    id: memory.id,
+    text: memory.text,
+    metadata: JSON.stringify(memory.metadata),
+    memoryType: memory.memoryType,
+    importance: memory.importance,
+    chunkProfile: memory.chunkProfile,
+    lifecycleState: memory.lifecycleState,
+    confidence: memory.confidence,
+    volatility: memory.volatility,
+    expiresAt: memory.expiresAt?.toISOString() ?? null,
+    effectiveAt: memory.effectiveAt?.toISOString() ?? null,
+    contentHash: memory.contentHash,
+    claims: JSON.stringify(memory.claims),
+    claimKeys: memory.claimKeys,
+    pinned: memory.pinned,
+    sourceWeight: memory.sourceWeight,
+    priorityScore: memory.priorityScore,
+    replacedBy: memory.replacedByMemoryId,
+    chunks: JSON.stringify(
+      chunks.texts.map((text, index) => ({
+        chunk_index: index,
+        text,
+        embedding: chunks.vectors[index] ? toVectorLiteral(chunks.vectors[index]) : null,
+      })),
+    ),
+    embeddingProvider: chunks.provider,
+    embeddingDimension: chunks.dimension,
+    embeddingVersion: chunks.version,
+    supersede: input.supersede,
+    events: JSON.stringify(
+      input.events.map((event) => ({
+        memory_id: event.memoryId,
+        event: event.event,
+        rule: event.rule,
+        related_memory_id: event.relatedMemoryId,
+        details: event.details,
+      })),
+    ),
+  };
+}
+
+function insertOutcome(
+  row: Record<string, unknown> | undefined,
+  claim: WriteClaim | null,
+): InsertOutcome {
+  const { racedId, claimed } = (row ?? {}) as { racedId?: string | null; claimed?: number };
+  if (claim && !claimed) return { kind: 'lost_claim' };
+  if (racedId) return { kind: 'raced', memoryId: racedId };
+  return { kind: 'inserted' };
+}
+
+/**
+ * The whole of a new memory in one statement: the memory (holding the claim's idempotency key),
+ * its chunks, the supersessions it decides and their lifecycle events, the idempotency record
+ * and the request's audit record. Runs inside the caller's transaction, after its lock.
+ */
+export async function insertMemory(db: Queryable, input: NewMemoryWrite): Promise<InsertOutcome> {
+  const [row] = await INSERT_MEMORY.run(db, insertParams(input));
+  return insertOutcome(row, input.claim);
+}
+
+/**
+ * {@link insertMemory} in a transaction of its own after {@link lockSpaceContent}: on PostgreSQL
+ * `begin`, the lock, the write and `commit` share one round trip. The write's statement starts
+ * (and takes its snapshot) once the lock is held, so its recheck sees an identical write that
+ * committed while this one waited.
+ */
+export async function insertMemoryLocked(
+  db: Database,
+  input: NewMemoryWrite,
+): Promise<InsertOutcome> {
+  const [, rows] = await inOneTrip(
+    db,
+    [
+      step(LOCK_SPACE_CONTENT, { key: spaceContentKey(input.space, input.memory.contentHash) }),
+      step(INSERT_MEMORY, insertParams(input)),
+    ],
+    { genericPlans: true },
+  );
+  return insertOutcome(rows?.[0], input.claim);
+}
+
+/** Child memories of an extraction with their chunks, and the links from their parent. */
+export async function insertChildMemories(
+  db: Queryable,
+  workspaceId: string,
+  parentId: string,
+  children: Array<{
+    memory: NewMemory & { id: string };
+    chunks: Array<Omit<NewMemoryChunk, 'memoryId'>>;
+  }>,
+): Promise<void> {
+  if (children.length === 0) return;
+  await db.insert(memories).values(children.map((child) => child.memory));
+  const chunkRows = children.flatMap((child) =>
+    child.chunks.map((chunk) => ({ ...chunk, memoryId: child.memory.id })),
+  );
+  if (chunkRows.length > 0) await db.insert(memoryChunks).values(chunkRows);
+  await db
+    .insert(memoryLinks)
+    .values(
+      children.map((child) => ({
+        workspaceId,
+        sourceMemoryId: parentId,
+        targetMemoryId: child.memory.id,
+        relation: 'extracted',
+      })),
+    )
+    .onConflictDoNothing();
+}
+
+const GET_IDEMPOTENCY_RECORD = new Statement<{ workspaceId: string; key: string }>(`
+select i.request_hash as "requestHash", i.response from idempotency_records i
+where i.workspace_id = :workspaceId::uuid and i.key = :key::text`);
 
 export async function getIdempotencyRecord(
   db: Queryable,
   workspaceId: string,
   key: string,
-): Promise<IdempotencyRecord | undefined> {
-  const [row] = await db
-    .select()
-    .from(idempotencyRecords)
-    .where(and(eq(idempotencyRecords.workspaceId, workspaceId), eq(idempotencyRecords.key, key)))
-    .limit(1);
+): Promise<{ requestHash: string; response: Record<string, unknown> } | undefined> {
+  const [row] = await GET_IDEMPOTENCY_RECORD.run<{
+    requestHash: string;
+    response: Record<string, unknown>;
+  }>(db, {
+    workspaceId,
+    key,
+  });
   return row;
-}
-
-/**
- * Claims the key for this write. False when another write holds it: on PostgreSQL the insert
- * waits for that write's transaction, so "false" means it committed first.
- */
-export async function claimIdempotencyKey(
-  db: Queryable,
-  record: NewIdempotencyRecord,
-): Promise<boolean> {
-  const inserted = await db
-    .insert(idempotencyRecords)
-    .values(record)
-    .onConflictDoNothing()
-    .returning({ key: idempotencyRecords.key });
-  return inserted.length > 0;
-}
-
-/** A link edge, unique per workspace (a repeat is ignored). */
-export async function linkMemories(
-  db: Queryable,
-  workspaceId: string,
-  sourceMemoryId: string,
-  targetMemoryId: string,
-  relation: string,
-): Promise<void> {
-  await db
-    .insert(memoryLinks)
-    .values({ workspaceId, sourceMemoryId, targetMemoryId, relation })
-    .onConflictDoNothing();
 }
