@@ -164,7 +164,7 @@ left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key
   return statement;
 }
 
-interface LookupRow {
+type LookupRow = {
   requestHash: string | null;
   response: Record<string, unknown> | null;
   duplicateId: string | null;
@@ -176,7 +176,7 @@ interface LookupRow {
     }
   >;
   nearest: NearestRow[];
-}
+};
 
 /**
  * Everything a write needs to know before deciding, in one statement: the idempotency record,
@@ -195,21 +195,12 @@ export async function writeLookups(
   },
 ): Promise<WriteLookups> {
   const { nearest, ...rest } = input;
-  // Generic plans: every part is an exact lookup by key or owner, and planning this statement
-  // for its values each time cost more than running it.
-  const [rows] = await inOneTrip(
-    db,
-    [
-      step(lookupStatement(nearest?.embedding.length ?? 0), {
-        ...spaceParams(space),
-        ...rest,
-        embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
-        limit: nearest?.limit ?? 0,
-      }),
-    ],
-    { genericPlans: true },
-  );
-  const row = rows?.[0] as LookupRow | undefined;
+  const [row] = await lookupStatement(nearest?.embedding.length ?? 0).run<LookupRow>(db, {
+    ...spaceParams(space),
+    ...rest,
+    embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
+    limit: nearest?.limit ?? 0,
+  });
   if (!row) throw new Error('write lookups returned no row');
   return {
     idempotency:
@@ -607,14 +598,10 @@ export async function insertMemoryLocked(
   db: Database,
   input: NewMemoryWrite,
 ): Promise<InsertOutcome> {
-  const [, rows] = await inOneTrip(
-    db,
-    [
-      step(LOCK_SPACE_CONTENT, { key: spaceContentKey(input.space, input.memory.contentHash) }),
-      step(INSERT_MEMORY, insertParams(input)),
-    ],
-    { genericPlans: true },
-  );
+  const [, rows] = await inOneTrip(db, [
+    step(LOCK_SPACE_CONTENT, { key: spaceContentKey(input.space, input.memory.contentHash) }),
+    step(INSERT_MEMORY, insertParams(input)),
+  ]);
   return insertOutcome(rows?.[0], input.claim);
 }
 

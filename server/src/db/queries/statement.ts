@@ -1,4 +1,4 @@
-import { postgresClientOf, type Database } from '../client.js';
+import { statementPoolOf, type Database } from '../client.js';
 
 /** A transaction or the database: both run the same queries. */
 export type Queryable = Pick<Database, '_' | 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
@@ -10,7 +10,9 @@ export type Queryable = Pick<Database, '_' | 'select' | 'insert' | 'update' | 'd
  * On PostgreSQL it runs as a named prepared statement, parsed once per pooled connection: a
  * query the builder runs (unnamed) costs two round trips, one to describe its parameters and one
  * to run it, and is parsed every time; a prepared one costs one, and several can share a network
- * write. PGlite runs it as any query. Values go to the driver as they are: pass timestamps as ISO
+ * write. Given the database (not a transaction) it runs on the statement pool, which plans it
+ * once (see `statementPoolOf`): only for statements whose plans do not depend on the values.
+ * PGlite runs it as any query. Values go to the driver as they are: pass timestamps as ISO
  * strings and JSON as text (`:x::json`), since drizzle's column mappers are bypassed here.
  */
 export class Statement<Params extends Record<string, unknown>> {
@@ -38,7 +40,9 @@ export class Statement<Params extends Record<string, unknown>> {
   async run<Row extends Record<string, unknown>>(db: Queryable, params: Params): Promise<Row[]> {
     // Any name makes drizzle's postgres.js session prepare; postgres.js names and caches the
     // statement itself, per connection, by its text.
-    const query = db._.session.prepareQuery(
+    // A transaction is no key of the map: it runs on its own connection.
+    const target = statementPoolOf(db as Database)?.db ?? db;
+    const query = target._.session.prepareQuery(
       { sql: this.text, params: this.values(params) },
       undefined,
       'hot',
@@ -61,29 +65,19 @@ export const step = <Params extends Record<string, unknown>>(
 ): Step => ({ statement: statement as unknown as Statement<never>, params });
 
 /**
- * Within the transaction only: plan the statements generically, once per connection, instead of
- * planning each execution for its values (PostgreSQL keeps doing so for statements whose values
- * let the planner drop whole parts, as ours do). Only for statements whose plans do not depend
- * on the values: exact lookups by key or owner, inserts.
- */
-const GENERIC_PLANS = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
-
-/**
  * Runs the statements as one transaction and returns each one's rows. On PostgreSQL `begin`, the
  * statements and `commit` leave in one network write on a reserved connection, one round trip in
  * all: so the statements must not depend on each other's results in JavaScript, and a later one
  * sees what an earlier one did or waited for (a lock). When one fails, PostgreSQL aborts the
  * transaction, the `commit` rolls it back, and that first error is thrown. On PGlite: a plain
- * transaction (none for a single statement, atomic on its own).
+ * transaction.
  */
 export async function inOneTrip(
   db: Database,
   steps: Step[],
-  { genericPlans = false }: { genericPlans?: boolean } = {},
 ): Promise<Array<Record<string, unknown>[]>> {
-  const client = postgresClientOf(db);
+  const client = statementPoolOf(db)?.client;
   if (!client) {
-    if (steps.length === 1) return [await steps[0]!.statement.run(db, steps[0]!.params as never)];
     return db.transaction(async (tx) => {
       const results: Array<Record<string, unknown>[]> = [];
       for (const { statement, params } of steps)
@@ -93,11 +87,8 @@ export async function inOneTrip(
   }
   const connection = await client.reserve();
   try {
-    const head = genericPlans
-      ? [connection.unsafe('begin'), connection.unsafe(GENERIC_PLANS, [], { prepare: true })]
-      : [connection.unsafe('begin')];
     const settled = await Promise.allSettled([
-      ...head,
+      connection.unsafe('begin'),
       ...steps.map(({ statement, params }) =>
         connection.unsafe(statement.text, statement.values(params as never) as never[], {
           prepare: true,
@@ -108,7 +99,7 @@ export async function inOneTrip(
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
     return settled
-      .slice(head.length, -1)
+      .slice(1, -1)
       .map((outcome) => (outcome as PromiseFulfilledResult<Record<string, unknown>[]>).value);
   } finally {
     connection.release();
