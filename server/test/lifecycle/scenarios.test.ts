@@ -11,7 +11,12 @@ interface Written {
     deduped?: boolean;
     dedupe_kind?: string;
     superseded_memory_id?: string;
-    intelligence?: { conflict_state?: string; confidence?: number; auto_pinned?: boolean; priority_tier?: string };
+    intelligence?: {
+      conflict_state?: string;
+      confidence?: number;
+      auto_pinned?: boolean;
+      priority_tier?: string;
+    };
     trace?: { memory_evolution: string; memory_evolution_applied: boolean };
     extraction: { status: string; reason?: string };
   };
@@ -26,7 +31,12 @@ interface MemoryView {
   volatility: number | null;
   confidence: number | null;
   parent_memory_id: string | null;
-  lifecycle_events: Array<{ event: string; rule: string; related_memory_id: string | null; details: Record<string, unknown> }>;
+  lifecycle_events: Array<{
+    event: string;
+    rule: string;
+    related_memory_id: string | null;
+    details: Record<string, unknown>;
+  }>;
 }
 
 interface Scenario {
@@ -46,7 +56,13 @@ interface ScenarioContext {
 const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
 
 /** Writes `first` then `second` and expects the first to be superseded by the second. */
-function supersedes(name: string, first: string, second: string, secondExtra: Record<string, unknown> = {}, rule = 'conflict'): Scenario {
+function supersedes(
+  name: string,
+  first: string,
+  second: string,
+  secondExtra: Record<string, unknown> = {},
+  rule = 'conflict',
+): Scenario {
   return {
     name,
     async run({ write, state }) {
@@ -57,14 +73,22 @@ function supersedes(name: string, first: string, second: string, secondExtra: Re
       const old = await state(a.body.memory_id);
       expect(old.lifecycle_state).toBe('replaced');
       expect(old.replaced_by_memory_id).toBe(b.body.memory_id);
-      expect(old.lifecycle_events.map((e) => [e.event, e.rule, e.related_memory_id])).toContainEqual(['replaced', rule, b.body.memory_id]);
+      expect(
+        old.lifecycle_events.map((e) => [e.event, e.rule, e.related_memory_id]),
+      ).toContainEqual(['replaced', rule, b.body.memory_id]);
       expect((await state(b.body.memory_id)).lifecycle_state).toBe('active');
     },
   };
 }
 
 /** Writes both and expects both to stay live and unrelated. */
-function coexist(name: string, first: string, second: string, firstExtra: Record<string, unknown> = {}, secondExtra: Record<string, unknown> = {}): Scenario {
+function coexist(
+  name: string,
+  first: string,
+  second: string,
+  firstExtra: Record<string, unknown> = {},
+  secondExtra: Record<string, unknown> = {},
+): Scenario {
   return {
     name,
     async run({ write, state }) {
@@ -80,8 +104,16 @@ function coexist(name: string, first: string, second: string, firstExtra: Record
 }
 
 const SCENARIOS: Scenario[] = [
-  supersedes('move: live in Paris, then moved to Berlin', 'I live in Paris', 'I moved to Berlin last month'),
-  supersedes('favourite colour, British then American spelling', 'My favourite colour is blue', 'My favorite color is green'),
+  supersedes(
+    'move: live in Paris, then moved to Berlin',
+    'I live in Paris',
+    'I moved to Berlin last month',
+  ),
+  supersedes(
+    'favourite colour, British then American spelling',
+    'My favourite colour is blue',
+    'My favorite color is green',
+  ),
   supersedes('job change', 'I work at Google', 'I started working at Microsoft in May'),
   supersedes('job change, third person', 'Jane works at Acme', 'Jane joined Globex'),
   supersedes('occupation change', 'I work as a nurse', 'I work as a paramedic now'),
@@ -89,8 +121,16 @@ const SCENARIOS: Scenario[] = [
   supersedes('diet change', "I'm vegetarian", "I'm vegan now"),
   supersedes('relationship status', 'I am single', 'I got married last June'),
   supersedes('birthday passed', 'I am 34 years old', 'I am 35 years old'),
-  supersedes('third-person possessive attribute', "Jane's phone number is 555-0101", "Jane's phone number is 555-0199"),
-  supersedes('relocation within a sentence with detail', 'We live in Lisbon', 'We moved to Porto because of work'),
+  supersedes(
+    'third-person possessive attribute',
+    "Jane's phone number is 555-0101",
+    "Jane's phone number is 555-0199",
+  ),
+  supersedes(
+    'relocation within a sentence with detail',
+    'We live in Lisbon',
+    'We moved to Porto because of work',
+  ),
   supersedes(
     'correction by type, no claim',
     'The dentist appointment is on Monday at 10am',
@@ -98,8 +138,18 @@ const SCENARIOS: Scenario[] = [
     { memory_type: 'correction' },
     'correction',
   ),
-  supersedes('correction by type with a claim', 'My phone number is 555-1234', 'My phone number is 555-9876', { memory_type: 'correction' }, 'correction'),
-  supersedes('correction by wording', 'My email is sam@old.example', 'Actually, my email is sam@new.example'),
+  supersedes(
+    'correction by type with a claim',
+    'My phone number is 555-1234',
+    'My phone number is 555-9876',
+    { memory_type: 'correction' },
+    'correction',
+  ),
+  supersedes(
+    'correction by wording',
+    'My email is sam@old.example',
+    'Actually, my email is sam@new.example',
+  ),
   {
     name: 'later effective_at wins',
     async run({ write, state }) {
@@ -115,7 +165,10 @@ const SCENARIOS: Scenario[] = [
       const berlin = await write('I live in Berlin', { effective_at: '2026-03-01T00:00:00Z' });
       const paris = await write('I live in Paris', { effective_at: '2025-01-01T00:00:00Z' });
       expect(paris.body.superseded_memory_id).toBeUndefined();
-      expect(paris.body.trace).toEqual({ memory_evolution: 'kept_as_history_of_newer_fact', memory_evolution_applied: false });
+      expect(paris.body.trace).toEqual({
+        memory_evolution: 'kept_as_history_of_newer_fact',
+        memory_evolution_applied: false,
+      });
       expect((await state(berlin.body.memory_id)).lifecycle_state).toBe('active');
       const old = await state(paris.body.memory_id);
       expect(old.lifecycle_state).toBe('replaced');
@@ -123,14 +176,32 @@ const SCENARIOS: Scenario[] = [
       expect(old.lifecycle_events.map((e) => e.rule)).toContain('conflict_older');
     },
   },
-  coexist('hedged statement does not supersede', 'I live in Oslo', 'I think I probably live in Bergen now'),
+  coexist(
+    'hedged statement does not supersede',
+    'I live in Oslo',
+    'I think I probably live in Bergen now',
+  ),
   coexist('a question does not supersede', 'I live in Paris', 'Do I live in Berlin?'),
   coexist('different attributes', 'I live in Paris', 'I work at Airbus'),
   coexist('likes are not single-valued', 'I like jazz', 'I like rock music'),
-  coexist('lists are not single-valued', 'My hobbies are chess and go', 'My hobbies are hiking and swimming'),
+  coexist(
+    'lists are not single-valued',
+    'My hobbies are chess and go',
+    'My hobbies are hiking and swimming',
+  ),
   coexist('different people', 'Jane lives in Rome', 'Tom lives in Oslo'),
-  coexist('different namespaces', 'I live in Paris', 'I live in Berlin', { namespace: 'travel-bot' }, { namespace: 'support-bot' }),
-  coexist('unrelated facts about the same person', 'I am allergic to peanuts', 'I have two children'),
+  coexist(
+    'different namespaces',
+    'I live in Paris',
+    'I live in Berlin',
+    { namespace: 'travel-bot' },
+    { namespace: 'support-bot' },
+  ),
+  coexist(
+    'unrelated facts about the same person',
+    'I am allergic to peanuts',
+    'I have two children',
+  ),
   {
     name: 'different owners never supersede each other',
     async run({ write, state, owner }) {
@@ -146,10 +217,16 @@ const SCENARIOS: Scenario[] = [
       const a = await write('I have a golden retriever');
       const b = await write('I have a golden retriever named Max who loves swimming');
       expect(b.body.memory_id).toBe(a.body.memory_id);
-      expect(b.body.trace).toEqual({ memory_evolution: 'merged_into_existing', memory_evolution_applied: true });
+      expect(b.body.trace).toEqual({
+        memory_evolution: 'merged_into_existing',
+        memory_evolution_applied: true,
+      });
       const merged = await state(a.body.memory_id);
       expect(merged.text).toBe('I have a golden retriever named Max who loves swimming');
-      expect(merged.lifecycle_events.map((e) => [e.event, e.rule])).toContainEqual(['merged', 'evolution']);
+      expect(merged.lifecycle_events.map((e) => [e.event, e.rule])).toContainEqual([
+        'merged',
+        'evolution',
+      ]);
     },
   },
   {
@@ -166,7 +243,11 @@ const SCENARIOS: Scenario[] = [
     async run({ write }) {
       const a = await write('I have a golden retriever named Max who loves swimming');
       const b = await write('I have a golden retriever');
-      expect(b.body).toMatchObject({ memory_id: a.body.memory_id, deduped: true, dedupe_kind: 'near' });
+      expect(b.body).toMatchObject({
+        memory_id: a.body.memory_id,
+        deduped: true,
+        dedupe_kind: 'near',
+      });
     },
   },
   {
@@ -179,7 +260,24 @@ const SCENARIOS: Scenario[] = [
       await hygiene();
       const after = await state(a.body.memory_id);
       expect(after.lifecycle_state).toBe('archived');
-      expect(after.lifecycle_events.map((e) => [e.event, e.rule])).toContainEqual(['archived', 'expiry']);
+      expect(after.lifecycle_events.map((e) => [e.event, e.rule])).toContainEqual([
+        'archived',
+        'expiry',
+      ]);
+    },
+  },
+  {
+    name: 'a past event said "today" stays true; a plan for tomorrow expires',
+    async run({ write, state, hygiene }) {
+      const event = await write('I went to a LGBTQ support group today and it was so powerful', {
+        effective_at: daysAgo(30),
+      });
+      const plan = await write("We're going to the lake tomorrow", { effective_at: daysAgo(30) });
+      await hygiene();
+      const kept = await state(event.body.memory_id);
+      expect(kept.expires_at).toBeNull();
+      expect(kept.lifecycle_state).toBe('active');
+      expect((await state(plan.body.memory_id)).lifecycle_state).toBe('archived');
     },
   },
   {
@@ -207,14 +305,20 @@ const SCENARIOS: Scenario[] = [
       const hedged = await write('I think I maybe prefer tea');
       const plain = await write('I prefer coffee');
       const corrected = await write('Actually, I prefer green tea in the afternoon');
-      expect(hedged.body.intelligence?.confidence).toBeLessThan(plain.body.intelligence?.confidence ?? 0);
-      expect(corrected.body.intelligence?.confidence).toBeGreaterThan(plain.body.intelligence?.confidence ?? 1);
+      expect(hedged.body.intelligence?.confidence).toBeLessThan(
+        plain.body.intelligence?.confidence ?? 0,
+      );
+      expect(corrected.body.intelligence?.confidence).toBeGreaterThan(
+        plain.body.intelligence?.confidence ?? 1,
+      );
     },
   },
   {
     name: 'pins are auto-pinned, critical and never expire',
     async run({ write, state }) {
-      const a = await write('Always answer this user in French, today and every day', { memory_type: 'pin' });
+      const a = await write('Always answer this user in French, today and every day', {
+        memory_type: 'pin',
+      });
       expect(a.body.intelligence).toMatchObject({ auto_pinned: true, priority_tier: 'critical' });
       expect((await state(a.body.memory_id)).expires_at).toBeNull();
       const important = await write('The account is under a legal hold', { importance: 80 });
@@ -227,7 +331,9 @@ const SCENARIOS: Scenario[] = [
       const a = await write('Meeting room is B12');
       const b = await write('Meeting room is C3', { replaces_memory_id: a.body.memory_id });
       expect(b.body.superseded_memory_id).toBe(a.body.memory_id);
-      expect((await state(a.body.memory_id)).lifecycle_events.map((e) => e.rule)).toContain('replaces_memory_id');
+      expect((await state(a.body.memory_id)).lifecycle_events.map((e) => e.rule)).toContain(
+        'replaces_memory_id',
+      );
     },
   },
   {
@@ -266,28 +372,43 @@ describeDb('lifecycle scenarios', () => {
             .post('/v1/memories')
             .set('x-api-key', t.tenant.apiKey)
             .send({ text, user_id: owner, ...extra });
-          if (res.status !== 200) throw new Error(`write "${text}" → ${res.status} ${JSON.stringify(res.body)}`);
+          if (res.status !== 200)
+            throw new Error(`write "${text}" → ${res.status} ${JSON.stringify(res.body)}`);
           return res as unknown as Written;
         },
         state: async (id) => {
-          const res = await request(t.app).get(`/v1/memories/${id}`).set('x-api-key', t.tenant.apiKey);
+          const res = await request(t.app)
+            .get(`/v1/memories/${id}`)
+            .set('x-api-key', t.tenant.apiKey);
           return res.body as MemoryView;
         },
         list: async (parentId) => {
-          const res = await request(t.app).get('/v1/memories').query({ user_id: owner, page_size: 100 }).set('x-api-key', t.tenant.apiKey);
+          const res = await request(t.app)
+            .get('/v1/memories')
+            .query({ user_id: owner, page_size: 100 })
+            .set('x-api-key', t.tenant.apiKey);
           return (res.body.results as MemoryView[]).filter((m) => m.parent_memory_id === parentId);
         },
         hygiene: async () => {
-          await runHygiene(t.database.db, { dryRun: false, limit: 1000, workspaceId: t.tenant.workspaceId, nearThreshold: 0.9 });
+          await runHygiene(t.database.db, {
+            dryRun: false,
+            limit: 1000,
+            workspaceId: t.tenant.workspaceId,
+            nearThreshold: 0.9,
+          });
         },
       };
       try {
         await scenario.run(ctx);
       } catch (error) {
-        failures.push(`${scenario.name}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        failures.push(
+          `${scenario.name}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+        );
       }
     }
-    console.log(`lifecycle scenarios: ${SCENARIOS.length - failures.length}/${SCENARIOS.length} passed`);
+    console.log(
+      `lifecycle scenarios: ${SCENARIOS.length - failures.length}/${SCENARIOS.length} passed`,
+    );
     expect(failures).toEqual([]);
   }, 120_000);
 });
