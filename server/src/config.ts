@@ -53,6 +53,7 @@ const EnvSchema = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((value) => value === 'true' || value === '1'),
+  MNEMO_EPISODE_WINDOW_MINUTES: z.coerce.number().min(0).max(10_080).default(30),
   MNEMO_DEDUPE_NEAR_THRESHOLD: z.coerce.number().min(0).max(1).default(0.9),
   MNEMO_DEDUPE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
   MNEMO_EXTRACTION_PROVIDER: z.enum(['none', 'local', 'openai']).default('local'),
@@ -93,6 +94,12 @@ export interface AppConfig {
   rerank: RerankConfig;
   /** Attach `_explain` (rrf_score, match_sources, vector_score, text_score) to every search result. */
   searchExplain: boolean;
+  /**
+   * Memories of one owner written one after another whose times (effective_at, else created_at)
+   * lie within this many seconds form an episode: search lends a strong match's neighbours part of
+   * its relevance. 0 turns episode context off.
+   */
+  episodeWindowSeconds: number;
   dedupe: {
     /** Lexical similarity (word-shingle Jaccard) at or above which a write is a near duplicate. */
     nearThreshold: number;
@@ -210,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: e.MNEMO_RERANK_TIMEOUT_MS,
     },
     searchExplain: e.MNEMO_SEARCH_EXPLAIN,
+    episodeWindowSeconds: e.MNEMO_EPISODE_WINDOW_MINUTES * 60,
     dedupe: {
       nearThreshold: e.MNEMO_DEDUPE_NEAR_THRESHOLD,
       semanticThreshold: e.MNEMO_DEDUPE_SEMANTIC_THRESHOLD,

@@ -73,5 +73,6 @@ export function searchDeps(deps: AppDeps): SearchDeps {
     background: deps.background,
     logger: deps.logger,
     explain: deps.config.searchExplain,
+    episodeWindowSeconds: deps.config.episodeWindowSeconds,
   };
 }

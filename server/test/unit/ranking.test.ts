@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { RecalledChunk } from '../../src/db/queries/recall.js';
-import { RRF_K, applyFactor, evidence, fuse, fusionWeights, memoryFactor, relevance, type Candidate } from '../../src/services/retrieval/ranking.js';
+import {
+  RRF_K,
+  applyFactor,
+  evidence,
+  fuse,
+  fusionWeights,
+  memoryFactor,
+  relevance,
+  type Candidate,
+} from '../../src/services/retrieval/ranking.js';
 
 const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): RecalledChunk => ({
   chunkId: id,
@@ -36,8 +45,13 @@ describe('fusion and scores', () => {
     strong!.wordCoverage = 1;
     weak!.wordCoverage = 0;
     const vectorOnly = fusionWeights('vector', true);
-    expect(relevance(strong!, vectorOnly)).toBeCloseTo(1, 5);
+    expect(relevance(strong!, vectorOnly)).toBeCloseTo(0.35 * 0.9 + 0.65, 5);
     expect(relevance(weak!, vectorOnly)).toBeLessThan(0.45);
+    // Scores, not ranks: the second keyword match, half as good, gets half the fused share.
+    const [first, second] = fuse([], [chunk('k1', 1), chunk('k2', 0.5)]);
+    first!.wordCoverage = second!.wordCoverage = 0.5;
+    const keyword = fusionWeights('keyword', false);
+    expect(relevance(first!, keyword) - relevance(second!, keyword)).toBeCloseTo(0.35 * 0.5, 10);
     expect(evidence({ vectorScore: 0.5, wordCoverage: 0.5 })).toBeCloseTo(0.75, 10);
   });
 
@@ -56,7 +70,10 @@ describe('fusion and scores', () => {
     expect(evidence({ vectorScore: 0.5, wordCoverage: 0 }, 0.3)).toBeCloseTo(0.15, 10);
     const [top] = fuse([chunk('a', 0.5)], [chunk('a', 1)], 0.3);
     top!.wordCoverage = 1;
-    expect(relevance(top!, fusionWeights('hybrid', true, 0.3))).toBeCloseTo(1, 5);
+    expect(relevance(top!, fusionWeights('hybrid', true, 0.3))).toBeCloseTo(
+      0.35 * ((0.3 * 0.5 + 1) / 1.3) + 0.65,
+      5,
+    );
   });
 
   it('applies factors in odds space: bounded, monotone, never saturating', () => {
@@ -68,7 +85,13 @@ describe('fusion and scores', () => {
 
   it('bounds what feedback, importance and age can do', () => {
     const now = Date.now();
-    const base = { ...chunk('x', 0), rrfScore: 0, wordCoverage: 0, relevance: 0, score: 0 } as Candidate;
+    const base = {
+      ...chunk('x', 0),
+      rrfScore: 0,
+      wordCoverage: 0,
+      relevance: 0,
+      score: 0,
+    } as Candidate;
     const factor = (extra: Partial<Candidate>) => memoryFactor({ ...base, ...extra }, now);
     expect(factor({ feedbackScore: -100 })).toBeCloseTo(factor({ feedbackScore: -3 }), 12);
     expect(factor({ feedbackScore: -3 })).toBeGreaterThan(0.29);

@@ -218,7 +218,7 @@ export function keywordRecallQuery(db: Database, filter: RecallFilter, query: st
 }
 
 /** What recall reads of a chunk and its memory, as the drivers hand it over raw. */
-interface MemoryColumns extends Record<string, unknown> {
+export interface MemoryColumns extends Record<string, unknown> {
   memory_id: string;
   chunk_index: number;
   text: string;
@@ -235,7 +235,7 @@ interface MemoryColumns extends Record<string, unknown> {
 /** A timestamptz as the drivers hand it over raw (postgres.js: text; PGlite: a Date). */
 const toDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
 
-function recalled(chunkId: string, row: MemoryColumns): Omit<RecalledChunk, 'score'> {
+export function recalled(chunkId: string, row: MemoryColumns): Omit<RecalledChunk, 'score'> {
   return {
     chunkId,
     memoryId: row.memory_id,

@@ -8,6 +8,7 @@ import { EmbeddingError, type EmbeddingProvider } from '../../providers/embeddin
 import type { Reranker } from '../../providers/rerank/types.js';
 import type { BackgroundTasks } from '../background.js';
 import { resolveOwner } from '../owner.js';
+import { addEpisodeContext } from './episodes.js';
 import {
   PROFILES,
   applyFactor,
@@ -36,6 +37,8 @@ export interface SearchDeps {
   logger: Logger;
   /** Operator setting: attach `_explain` to every result. */
   explain: boolean;
+  /** Operator setting: episode window for episode context (0: off). See addEpisodeContext. */
+  episodeWindowSeconds: number;
 }
 
 export interface SearchRequest {
@@ -156,9 +159,9 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
 }
 
 /**
- * Hybrid search: recall (vector and/or keyword, per `search_mode`) → RRF fusion → relevance
- * (rank + direct evidence) → optional rerank → lifecycle and learning factors → min_score →
- * one result per memory → page. Records the implicit learning signal in the background.
+ * Hybrid search: recall (vector and/or keyword, per `search_mode`) → fusion → relevance
+ * (weighted recall scores + direct evidence) → optional rerank → episode context (hybrid) →
+ * lifecycle and learning factors → min_score → one result per memory → page. Records the implicit learning signal in the background.
  */
 export async function searchMemories(deps: SearchDeps, request: SearchRequest): Promise<SearchOutcome> {
   const { payload } = request;
@@ -181,13 +184,16 @@ export async function searchMemories(deps: SearchDeps, request: SearchRequest): 
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
   });
   await rerank(deps, payload.query, candidates, profile);
+  // Episode context belongs to hybrid search: keyword and vector modes return direct matches only.
+  const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
+  const withContext = await addEpisodeContext(deps.db, filter, candidates, profile, episodeWindow);
 
   const now = Date.now();
-  for (const candidate of candidates) {
+  for (const candidate of withContext) {
     candidate.score = applyFactor(candidate.relevance, memoryFactor(candidate, now));
   }
   const minScore = payload.min_score ?? profile.defaultMinScore;
-  const ranked = bestChunkPerMemory(candidates.sort(byScore)).filter((candidate) => candidate.score >= minScore);
+  const ranked = bestChunkPerMemory(withContext.sort(byScore)).filter((candidate) => candidate.score >= minScore);
 
   const page = payload.page ?? 1;
   const pageSize = payload.page_size ?? payload.top_k ?? DEFAULT_PAGE_SIZE;

@@ -1,0 +1,100 @@
+import { and, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { executeRows, type Database } from '../client.js';
+import { memories, memoryChunks } from '../schema/index.js';
+import {
+  memoryFilterConditions,
+  recalled,
+  type MemoryColumns,
+  type RecallFilter,
+  type RecalledChunk,
+} from './recall.js';
+
+/** A memory written near a seed memory in the same episode, as its first chunk. */
+export interface EpisodeNeighbour extends Omit<RecalledChunk, 'score' | 'coverage'> {
+  seedMemoryId: string;
+  /** 1 for the memory written just before or after the seed, 2 for the one beyond it, and so on. */
+  step: number;
+}
+
+type NeighbourRow = MemoryColumns & {
+  seed_id: string;
+  side: string;
+  chunk_id: string;
+};
+
+/**
+ * For each seed memory, the `span` memories of its owner written just before it and just after it
+ * (by `created_at`) that pass the search's filter, when they belong to the same episode: their
+ * time (`effective_at`, else `created_at`) lies within `windowSeconds` of the seed's. One round
+ * trip; each side is `span` steps along the (workspace, owner, created_at) index.
+ */
+export async function episodeNeighbours(
+  db: Database,
+  filter: RecallFilter,
+  seedMemoryIds: string[],
+  windowSeconds: number,
+  span: number,
+): Promise<EpisodeNeighbour[]> {
+  if (seedMemoryIds.length === 0 || span < 1) return [];
+  const seed = alias(memories, 'seed');
+  const columns = sql`${memoryChunks.id} as chunk_id, ${memories.id} as memory_id,
+    ${memoryChunks.chunkIndex} as chunk_index, ${memoryChunks.text} as text,
+    ${memories.memoryType} as memory_type, ${memories.importance} as importance,
+    ${memories.confidence} as confidence, ${memories.feedbackScore} as feedback_score,
+    ${memories.pinned} as pinned, ${memories.sourceWeight} as source_weight,
+    ${memories.createdAt} as created_at, ${memories.effectiveAt} as effective_at`;
+  const side = (direction: 'before' | 'after') => {
+    const comparison = direction === 'before' ? sql`<` : sql`>`;
+    const order = direction === 'before' ? sql`desc` : sql`asc`;
+    return sql`(select ${direction} as side, ${columns}
+      from ${memories}
+      inner join ${memoryChunks} on ${memoryChunks.memoryId} = ${memories.id} and ${memoryChunks.chunkIndex} = 0
+      where ${memories.workspaceId} = ${seed.workspaceId}
+        and ${memories.ownerType} = ${seed.ownerType}
+        and ${memories.ownerId} = ${seed.ownerId}
+        and (${memories.createdAt}, ${memories.id}) ${comparison} (${seed.createdAt}, ${seed.id})
+        and ${and(...memoryFilterConditions(filter))}
+      order by ${memories.createdAt} ${order}, ${memories.id} ${order}
+      limit ${sql.raw(String(Math.trunc(span)))})`;
+  };
+  const ids = sql.join(
+    seedMemoryIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+  const rows = await executeRows<NeighbourRow>(
+    db,
+    sql`select ${seed.id} as seed_id, neighbour.*
+      from ${memories} as seed
+      cross join lateral (${side('before')} union all ${side('after')}) as neighbour
+      where ${seed.workspaceId} = ${filter.workspaceId}
+        and ${seed.ownerType} = ${filter.ownerType}
+        and ${seed.ownerId} = ${filter.ownerId}
+        and ${seed.id} in (${ids})
+        and abs(extract(epoch from (coalesce(neighbour.effective_at, neighbour.created_at) - coalesce(${seed.effectiveAt}, ${seed.createdAt}))))
+          <= ${windowSeconds}`,
+  );
+  // Steps count outwards from the seed on each side.
+  const sideOrder = (row: NeighbourRow) =>
+    new Date(row.created_at).getTime() * (row.side === 'before' ? -1 : 1);
+  rows.sort(
+    (a, b) =>
+      a.seed_id.localeCompare(b.seed_id) ||
+      a.side.localeCompare(b.side) ||
+      sideOrder(a) - sideOrder(b),
+  );
+  return rows.map((row, i) => ({
+    seedMemoryId: row.seed_id,
+    step: stepOf(rows, i),
+    ...recalled(row.chunk_id, row),
+  }));
+}
+
+function stepOf(rows: NeighbourRow[], index: number): number {
+  let step = 1;
+  for (let i = index - 1; i >= 0; i -= 1) {
+    if (rows[i]!.seed_id !== rows[index]!.seed_id || rows[i]!.side !== rows[index]!.side) break;
+    step += 1;
+  }
+  return step;
+}

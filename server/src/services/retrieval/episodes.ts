@@ -1,0 +1,80 @@
+import type { Database } from '../../db/client.js';
+import { episodeNeighbours } from '../../db/queries/episodes.js';
+import type { RecallFilter } from '../../db/queries/recall.js';
+import type { Candidate, ProfileSettings } from './ranking.js';
+
+/** Memories on each side of a match that share its relevance. */
+const EPISODE_SPAN = 2;
+/** Each step further from the match halves the share (the turn after next still often answers). */
+const STEP_DECAY = 0.5;
+
+/**
+ * Episode context: memories written one after another in one conversation read as one story.
+ * "For walking or running?" answers nothing alone; it is the turn before "Running, mostly" that
+ * a question about new shoes needs. So the memories written just before and just after a strong
+ * match (two on each side, the second at half the share), within the same episode (see
+ * {@link episodeNeighbours}), share a part of its relevance:
+ * a neighbour the recalls missed joins the candidates with `share × the seed's relevance`; one
+ * they found adds that share to its own relevance as an independent signal (1 − (1−r)(1−s)).
+ * Measured on LoCoMo (bench/locomo.ts); it is the "sentence window" of retrieval, applied to
+ * memories.
+ */
+export async function addEpisodeContext(
+  db: Database,
+  filter: RecallFilter,
+  candidates: Candidate[],
+  profile: Pick<ProfileSettings, 'episodeShare' | 'episodeSeeds'>,
+  windowSeconds: number,
+): Promise<Candidate[]> {
+  if (profile.episodeShare <= 0 || windowSeconds <= 0 || candidates.length === 0) return candidates;
+
+  const bestByMemory = new Map<string, Candidate>();
+  for (const candidate of candidates) {
+    const best = bestByMemory.get(candidate.memoryId);
+    if (!best || candidate.relevance > best.relevance)
+      bestByMemory.set(candidate.memoryId, candidate);
+  }
+  const seeds = [...bestByMemory.values()]
+    .sort((a, b) => b.relevance - a.relevance)
+    .slice(0, profile.episodeSeeds)
+    .filter((seed) => seed.relevance > 0);
+  if (seeds.length === 0) return candidates;
+  const seedRelevance = new Map(seeds.map((seed) => [seed.memoryId, seed.relevance]));
+
+  const neighbours = await episodeNeighbours(
+    db,
+    filter,
+    seeds.map((seed) => seed.memoryId),
+    windowSeconds,
+    EPISODE_SPAN,
+  );
+  // The strongest seed beside each neighbour decides its share; shares come from relevance
+  // before any of them is applied, so the order of seeds does not matter.
+  const shares = new Map<string, { share: number; neighbour: (typeof neighbours)[number] }>();
+  for (const neighbour of neighbours) {
+    const share =
+      profile.episodeShare *
+      STEP_DECAY ** (neighbour.step - 1) *
+      (seedRelevance.get(neighbour.seedMemoryId) ?? 0);
+    const known = shares.get(neighbour.memoryId);
+    if (!known || share > known.share) shares.set(neighbour.memoryId, { share, neighbour });
+  }
+
+  const chunksByMemory = new Map<string, Candidate[]>();
+  for (const candidate of candidates) {
+    chunksByMemory.set(candidate.memoryId, [
+      ...(chunksByMemory.get(candidate.memoryId) ?? []),
+      candidate,
+    ]);
+  }
+  const added: Candidate[] = [];
+  for (const [memoryId, { share, neighbour }] of shares) {
+    const found = chunksByMemory.get(memoryId) ?? [];
+    for (const candidate of found)
+      candidate.relevance = 1 - (1 - candidate.relevance) * (1 - share);
+    if (found.length > 0) continue;
+    const { seedMemoryId: _seed, ...chunk } = neighbour;
+    added.push({ ...chunk, rrfScore: 0, wordCoverage: 0, relevance: share, score: 0 });
+  }
+  return added.length > 0 ? [...candidates, ...added] : candidates;
+}
