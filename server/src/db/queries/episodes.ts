@@ -1,4 +1,4 @@
-import { and, sql } from 'drizzle-orm';
+import { and, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { executeRows, type Database } from '../client.js';
 import { memories, memoryChunks } from '../schema/index.js';
@@ -37,6 +37,37 @@ export async function episodeNeighbours(
   span: number,
 ): Promise<EpisodeNeighbour[]> {
   if (seedMemoryIds.length === 0 || span < 1) return [];
+  const rows = await executeRows<NeighbourRow>(
+    db,
+    episodeNeighboursQuery(filter, seedMemoryIds, windowSeconds, span),
+  );
+  // Steps count outwards from the seed on each side, in (created_at, id) order.
+  const outwards = (a: NeighbourRow, b: NeighbourRow) => {
+    const order =
+      toTime(a.created_at) - toTime(b.created_at) || byteOrder(a.memory_id, b.memory_id);
+    return a.side === 'before' ? -order : order;
+  };
+  rows.sort(
+    (a, b) => a.seed_id.localeCompare(b.seed_id) || a.side.localeCompare(b.side) || outwards(a, b),
+  );
+  return rows.map((row, i) => ({
+    seedMemoryId: row.seed_id,
+    step: stepOf(rows, i),
+    ...recalled(row.chunk_id, row),
+  }));
+}
+
+const toTime = (value: string | Date) => new Date(value).getTime();
+/** PostgreSQL orders uuids by their bytes: the order of their lower-case hex text. */
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The statement behind {@link episodeNeighbours} (exported for plan tests). */
+export function episodeNeighboursQuery(
+  filter: RecallFilter,
+  seedMemoryIds: string[],
+  windowSeconds: number,
+  span: number,
+): SQL {
   const seed = alias(memories, 'seed');
   const columns = sql`${memoryChunks.id} as chunk_id, ${memories.id} as memory_id,
     ${memoryChunks.chunkIndex} as chunk_index, ${memoryChunks.text} as text,
@@ -62,9 +93,7 @@ export async function episodeNeighbours(
     seedMemoryIds.map((id) => sql`${id}::uuid`),
     sql`, `,
   );
-  const rows = await executeRows<NeighbourRow>(
-    db,
-    sql`select ${seed.id} as seed_id, neighbour.*
+  return sql`select ${seed.id} as seed_id, neighbour.*
       from ${memories} as seed
       cross join lateral (${side('before')} union all ${side('after')}) as neighbour
       where ${seed.workspaceId} = ${filter.workspaceId}
@@ -72,22 +101,7 @@ export async function episodeNeighbours(
         and ${seed.ownerId} = ${filter.ownerId}
         and ${seed.id} in (${ids})
         and abs(extract(epoch from (coalesce(neighbour.effective_at, neighbour.created_at) - coalesce(${seed.effectiveAt}, ${seed.createdAt}))))
-          <= ${windowSeconds}`,
-  );
-  // Steps count outwards from the seed on each side.
-  const sideOrder = (row: NeighbourRow) =>
-    new Date(row.created_at).getTime() * (row.side === 'before' ? -1 : 1);
-  rows.sort(
-    (a, b) =>
-      a.seed_id.localeCompare(b.seed_id) ||
-      a.side.localeCompare(b.side) ||
-      sideOrder(a) - sideOrder(b),
-  );
-  return rows.map((row, i) => ({
-    seedMemoryId: row.seed_id,
-    step: stepOf(rows, i),
-    ...recalled(row.chunk_id, row),
-  }));
+          <= ${windowSeconds}`;
 }
 
 function stepOf(rows: NeighbourRow[], index: number): number {

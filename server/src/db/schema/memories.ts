@@ -71,11 +71,15 @@ export const memories = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    index('memories_workspace_owner_created_idx').on(
+    // (created_at, id) is the order of lists and of episodes: with id in the key, "the memory
+    // written just before this one" is one index step even where many share a created_at (one
+    // transaction's memories do).
+    index('memories_workspace_owner_created_id_idx').on(
       t.workspaceId,
       t.ownerType,
       t.ownerId,
       t.createdAt,
+      t.id,
     ),
     index('memories_workspace_content_hash_idx').on(t.workspaceId, t.contentHash),
     uniqueIndex('memories_workspace_idempotency_key_unique')

@@ -1,0 +1,2 @@
+DROP INDEX "memories_workspace_owner_created_idx";--> statement-breakpoint
+CREATE INDEX "memories_workspace_owner_created_id_idx" ON "memories" USING btree ("workspace_id","owner_type","owner_id","created_at","id");
