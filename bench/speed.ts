@@ -18,8 +18,9 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { openDatabase } from '../server/src/db/client.js';
+import { executeRows, openDatabase } from '../server/src/db/client.js';
 import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
@@ -308,7 +309,9 @@ async function runPostgres(): Promise<void> {
   const raw = postgres(databaseUrl, {
     max: 10,
     onnotice: () => {},
-    connection: { 'hnsw.iterative_scan': 'relaxed_order' },
+    // Custom plans for prepared statements too: the floor prepares its statements only when the
+    // server's sessions do the same (below); unnamed statements are planned per run anyway.
+    connection: { 'hnsw.iterative_scan': 'relaxed_order', plan_cache_mode: 'force_custom_plan' },
   });
   let handle: Awaited<ReturnType<typeof openDatabase>> | undefined;
   try {
@@ -335,10 +338,16 @@ async function runPostgres(): Promise<void> {
       });
       try {
         if (PHASES.has('writes')) await measureWrites(server, 'postgres', size);
-        // Unnamed statements, as the server sends them: planned for each owner's values. A
-        // prepared statement may fall back to a generic plan after five runs, one plan for every
-        // owner, which is not the plan (nor, for HNSW, the result) the server gets.
-        const execute: Execute = (q, p) => raw.unsafe(q, p as never[], { prepare: false }) as never;
+        // The statements as the server sends them: prepared only when its sessions plan each run
+        // for its values (recall.ts asks the same), unnamed otherwise. Left to choose, PostgreSQL
+        // may give a prepared statement one generic plan for every owner after five runs, which is
+        // not the plan (nor, for HNSW, the result) the server gets.
+        const [plans] = await executeRows<{ mode: string }>(
+          handle.db,
+          sql`select current_setting('plan_cache_mode') as mode`,
+        );
+        const prepare = plans?.mode === 'force_custom_plan';
+        const execute: Execute = (q, p) => raw.unsafe(q, p as never[], { prepare }) as never;
         if (PHASES.has('search')) {
           await measureSearches(
             server,

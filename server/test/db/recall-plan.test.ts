@@ -1,16 +1,37 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { executeRows } from '../../src/db/client.js';
-import { keywordRecall, keywordRecallQuery, vectorRecallQuery, type RecallFilter } from '../../src/db/queries/recall.js';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import {
+  keywordRecall,
+  keywordRecallQuery,
+  vectorRecall,
+  vectorRecallQuery,
+  type RecallFilter,
+} from '../../src/db/queries/recall.js';
+import * as schema from '../../src/db/schema/index.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
-import { createTestDatabase, describeDb, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, describeDb, testBackend, type TestDatabase } from '../support/db.js';
+import { adminDatabaseUrl, databaseUrlFor } from '../support/postgres.js';
 
 const OWNERS = 40;
 const MEMORIES_PER_OWNER = 50;
 const FILLER_MEMORIES = 30_000;
-const TOPICS = ['coffee', 'hiking', 'invoice', 'flight', 'allergy', 'piano', 'garden', 'salary', 'doctor', 'birthday'];
+const TOPICS = [
+  'coffee',
+  'hiking',
+  'invoice',
+  'flight',
+  'allergy',
+  'piano',
+  'garden',
+  'salary',
+  'doctor',
+  'birthday',
+];
 
 describeDb('per-owner recall query plans', () => {
   let db: TestDatabase;
@@ -24,9 +45,18 @@ describeDb('per-owner recall query plans', () => {
         const text = `Owner ${owner} note ${i} about ${TOPICS[i % TOPICS.length]} and ${TOPICS[(i * 7 + owner) % TOPICS.length]}`;
         return { id: crypto.randomUUID(), text };
       });
-      await db.db.insert(memories).values(
-        rows.map((row) => ({ id: row.id, workspaceId: workspace.id, ownerId: `owner-${owner}`, ownerType: 'user', text: row.text, contentHash: row.id })),
-      );
+      await db.db
+        .insert(memories)
+        .values(
+          rows.map((row) => ({
+            id: row.id,
+            workspaceId: workspace.id,
+            ownerId: `owner-${owner}`,
+            ownerType: 'user',
+            text: row.text,
+            contentHash: row.id,
+          })),
+        );
       await db.db.insert(memoryChunks).values(
         rows.map((row) => ({
           memoryId: row.id,
@@ -73,7 +103,9 @@ describeDb('per-owner recall query plans', () => {
   });
 
   it('keyword recall for one owner uses indexes, never a sequential scan of chunks or memories', async () => {
-    const text = await plan({ getSQL: () => keywordRecallQuery(db.db, filter, 'coffee hiking', 50) });
+    const text = await plan({
+      getSQL: () => keywordRecallQuery(db.db, filter, 'coffee hiking', 50),
+    });
     if (process.env.SHOW_PLANS) console.log(text);
     expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
     expect(text).toMatch(/memory_chunks_(workspace_owner_idx|tsv_gin)/);
@@ -82,7 +114,9 @@ describeDb('per-owner recall query plans', () => {
   it('keyword recall ranks by BM25 over the owner only, in one statement', async () => {
     const hits = await keywordRecall(db.db, filter, 'coffee hiking', 50);
     expect(hits.length).toBeGreaterThan(0);
-    expect(hits.every((hit) => /coffee|hiking/.test(hit.text) && hit.text.startsWith('Owner 7 '))).toBe(true);
+    expect(
+      hits.every((hit) => /coffee|hiking/.test(hit.text) && hit.text.startsWith('Owner 7 ')),
+    ).toBe(true);
     // Chunks holding both words come first, with full coverage; scores are relative to the best.
     const both = hits.filter((hit) => hit.text.includes('coffee') && hit.text.includes('hiking'));
     expect(hits.slice(0, both.length)).toEqual(both);
@@ -91,4 +125,41 @@ describeDb('per-owner recall query plans', () => {
     expect(hits.every((hit, i) => i === 0 || hit.score <= hits[i - 1]!.score)).toBe(true);
     expect(await keywordRecall(db.db, filter, 'the and of', 50)).toEqual([]);
   });
+
+  it.runIf(testBackend() === 'postgres')(
+    'recall runs prepared when the sessions plan for each execution, with the same results',
+    async () => {
+      const [row] = await executeRows<{ name: string }>(
+        db.db,
+        sql`select current_database() as name`,
+      );
+      const client = postgres(databaseUrlFor(adminDatabaseUrl(), row!.name), {
+        max: 1,
+        onnotice: () => {},
+        connection: {
+          'hnsw.iterative_scan': 'relaxed_order',
+          plan_cache_mode: 'force_custom_plan',
+        },
+      });
+      try {
+        const custom = drizzle({ client, schema });
+        const embedding = new LocalEmbeddingProvider().embedOne('coffee and hiking');
+        // Past the five runs after which a prepared statement may get a generic plan.
+        for (let run = 0; run < 7; run += 1) {
+          expect(await keywordRecall(custom, filter, 'coffee hiking', 50)).toEqual(
+            await keywordRecall(db.db, filter, 'coffee hiking', 50),
+          );
+          expect(await vectorRecall(custom, filter, embedding, 50)).toEqual(
+            await vectorRecall(db.db, filter, embedding, 50),
+          );
+        }
+        const statements = await client<
+          { count: string }[]
+        >`select count(*)::text as count from pg_prepared_statements`;
+        expect(Number(statements[0]?.count)).toBeGreaterThanOrEqual(2);
+      } finally {
+        await client.end({ timeout: 5 });
+      }
+    },
+  );
 });
