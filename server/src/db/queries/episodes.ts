@@ -89,17 +89,15 @@ export function episodeNeighboursQuery(
       order by ${memories.createdAt} ${order}, ${memories.id} ${order}
       limit ${sql.raw(String(Math.trunc(span)))})`;
   };
-  const ids = sql.join(
-    seedMemoryIds.map((id) => sql`${id}::uuid`),
-    sql`, `,
-  );
+  // One text parameter, whatever the number of seeds: the statement's text stays the same.
+  const ids = sql`string_to_array(${seedMemoryIds.join(',')}, ',')::uuid[]`;
   return sql`select ${seed.id} as seed_id, neighbour.*
       from ${memories} as seed
       cross join lateral (${side('before')} union all ${side('after')}) as neighbour
       where ${seed.workspaceId} = ${filter.workspaceId}
         and ${seed.ownerType} = ${filter.ownerType}
         and ${seed.ownerId} = ${filter.ownerId}
-        and ${seed.id} in (${ids})
+        and ${seed.id} = any(${ids})
         and abs(extract(epoch from (coalesce(neighbour.effective_at, neighbour.created_at) - coalesce(${seed.effectiveAt}, ${seed.createdAt}))))
           <= ${windowSeconds}`;
 }
