@@ -235,13 +235,15 @@ async function main(): Promise<void> {
     const { memoryToDia, report } = await ingest(SPACE, workspace.id, key);
     const reports = [report];
     // What a naive import (every turn of a conversation in one space) loses to the lifecycle
-    // rules, in a workspace of its own; BENCH_LOCOMO_LIFECYCLE=0 skips it.
+    // rules, in a workspace of its own, and how the default search does on it;
+    // BENCH_LOCOMO_LIFECYCLE=0 skips it.
+    let naiveImport: { key: string; memoryToDia: Map<string, string> } | undefined;
     if (SPACE !== 'owner' && process.env.BENCH_LOCOMO_LIFECYCLE !== '0') {
       const naive = await createWorkspace(database.db, { name: `locomo-naive-${Date.now()}` });
-      reports.push(
-        (await ingest('owner', naive.id, (await deps.apiKeys.mint(naive.id, 'locomo')).plaintext))
-          .report,
-      );
+      const naiveKey = (await deps.apiKeys.mint(naive.id, 'locomo')).plaintext;
+      const ingested = await ingest('owner', naive.id, naiveKey);
+      reports.push(ingested.report);
+      naiveImport = { key: naiveKey, memoryToDia: ingested.memoryToDia };
     }
 
     // BM25 over the same turn texts, per conversation.
@@ -266,32 +268,46 @@ async function main(): Promise<void> {
       ),
     );
 
+    /** Every question through POST /v1/search; the evidence turns each answer holds, best first. */
+    const searchAll = async (
+      mode: (typeof MODES)[number],
+      profile: (typeof PROFILES)[number],
+      apiKey: string,
+      diaOf: Map<string, string>,
+    ) => {
+      const t1 = performance.now();
+      const ranked = await pool(data.questions, CONCURRENCY, async (question: Question) => {
+        const response = await post<{ results: Array<{ memory_id: string }> }>(
+          `${app.base}/v1/search`,
+          apiKey,
+          {
+            user_id: owner(question.conversation),
+            query: question.question,
+            search_mode: mode,
+            retrieval_profile: profile,
+            page_size: DEPTH,
+          },
+        );
+        return response.results.map((hit) => {
+          const dia = diaOf.get(hit.memory_id);
+          return dia ? [dia.slice(question.conversation.length + 1)] : [];
+        });
+      });
+      const ms = (performance.now() - t1) / data.questions.length;
+      return { mode, profile, row: summarise(data.questions, ranked), ms };
+    };
+
     const results: Array<{ mode: string; profile: string; row: RecallRow; ms: number }> = [];
     for (const mode of MODES) {
       for (const profile of PROFILES) {
-        const t1 = performance.now();
-        const ranked = await pool(data.questions, CONCURRENCY, async (question: Question) => {
-          const response = await post<{ results: Array<{ memory_id: string }> }>(
-            `${app.base}/v1/search`,
-            key,
-            {
-              user_id: owner(question.conversation),
-              query: question.question,
-              search_mode: mode,
-              retrieval_profile: profile,
-              page_size: DEPTH,
-            },
-          );
-          return response.results.map((hit) => {
-            const dia = memoryToDia.get(hit.memory_id);
-            return dia ? [dia.slice(question.conversation.length + 1)] : [];
-          });
-        });
-        const ms = (performance.now() - t1) / data.questions.length;
-        results.push({ mode, profile, row: summarise(data.questions, ranked), ms });
+        results.push(await searchAll(mode, profile, key, memoryToDia));
         console.error(`  ${mode}/${profile}: R@10 ${fmt(results.at(-1)!.row.overall[10])}`);
       }
     }
+    const naiveResult = naiveImport
+      ? await searchAll('hybrid', 'balanced', naiveImport.key, naiveImport.memoryToDia)
+      : undefined;
+    if (naiveResult) console.error(`  owner space, hybrid/balanced: R@10 ${fmt(naiveResult.row.overall[10])}`);
     await deps.background.drain();
 
     const lines: string[] = [];
@@ -320,6 +336,11 @@ async function main(): Promise<void> {
     for (const { mode, profile, row, ms } of results) {
       say(
         `| Mnemo | ${mode} | ${profile} | ${KS.map((k) => fmt(row.overall[k])).join(' | ')} | ${ms.toFixed(1)} |`,
+      );
+    }
+    if (naiveResult) {
+      say(
+        `| Mnemo, every turn in the owner's one space | hybrid | balanced | ${KS.map((k) => fmt(naiveResult.row.overall[k])).join(' | ')} | ${naiveResult.ms.toFixed(1)} |`,
       );
     }
     say();
