@@ -307,7 +307,8 @@ async function main(): Promise<void> {
     const naiveResult = naiveImport
       ? await searchAll('hybrid', 'balanced', naiveImport.key, naiveImport.memoryToDia)
       : undefined;
-    if (naiveResult) console.error(`  owner space, hybrid/balanced: R@10 ${fmt(naiveResult.row.overall[10])}`);
+    if (naiveResult)
+      console.error(`  owner space, hybrid/balanced: R@10 ${fmt(naiveResult.row.overall[10])}`);
     await deps.background.drain();
 
     const lines: string[] = [];
