@@ -281,6 +281,18 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'in a transcript, each speaker\'s "I" is the speaker: two people living apart supersede nothing',
+    async run({ write, state }) {
+      const caroline = await write('Caroline said, "I live in Boston now."');
+      const melanie = await write('Melanie said, "I live in Denver with my kids."');
+      expect(melanie.body.superseded_memory_id).toBeUndefined();
+      expect((await state(caroline.body.memory_id)).lifecycle_state).toBe('active');
+      const moved = await write('Caroline said, "I moved to Austin last spring."');
+      expect(moved.body.superseded_memory_id).toBe(caroline.body.memory_id);
+      expect((await state(melanie.body.memory_id)).lifecycle_state).toBe('active');
+    },
+  },
+  {
     name: 'time-bound text gets an expiry that has not passed yet',
     async run({ write, state, hygiene }) {
       const a = await write('I am currently travelling in Japan');

@@ -242,7 +242,21 @@ const SKIP_ATTRIBUTES = new Set([
  * counts ("I live in Paris", "my favourite colour is blue", "Jane works at Acme"); likes,
  * lists and plans are not claims, so they never supersede each other.
  */
+/**
+ * Reported speech, as transcripts and conversation imports write it: `Jane said, "I live in
+ * Paris."`. The quote's "I" is the speaker, not the owner.
+ */
+const REPORTED_SPEECH =
+  /^\s*(?<speaker>[A-Z][\p{L}'-]+(?: [A-Z][\p{L}'-]+)?)\s+(?:said|says|asked|asks|replied|replies|wrote|writes)\s*[,:]?\s*["“](?<quote>[^"”]*)["”]/u;
+
 export function extractClaims(text: string): Claim[] {
+  const reported = REPORTED_SPEECH.exec(text);
+  if (reported?.groups?.speaker && reported.groups.quote !== undefined) {
+    const speaker = reported.groups.speaker.toLowerCase();
+    return extractClaims(reported.groups.quote).map((claim) =>
+      claim.subject === 'self' ? { ...claim, subject: speaker } : claim,
+    );
+  }
   const claims = new Map<string, Claim>();
   const add = (subject: string, attribute: string, value: string) => {
     const cleanValue = normalise(value)
