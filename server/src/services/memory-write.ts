@@ -184,15 +184,17 @@ export function assessedColumns(assessment: MemoryAssessment) {
 }
 
 /**
- * POST /v1/memories: one lookup (idempotency record, exact duplicate, the memory to replace,
- * memories holding the same claims) → owner space → assessment (confidence, volatility, claims)
- * → chunking → quota reservation → embedding (memory and children in one batch) → nearest
- * memories → lifecycle decision (dedupe, conflict, correction, evolution) → one transaction
- * (supersessions, memory + chunks, children + links, lifecycle events, idempotency record,
- * audit) → commit of the reservation.
+ * POST /v1/memories: owner space → assessment (confidence, volatility, claims) → chunking →
+ * (in-process embedder: embedding) → one lookup (idempotency replay, the memory to replace, exact
+ * duplicate, memories holding the same claims, nearest memories) → quota reservation → (remote
+ * embedder: embedding, nearest memories) → lifecycle decision (dedupe, conflict, correction,
+ * evolution) → extraction (children embedded in one batch) → one transaction (supersessions,
+ * memory + chunks, children + links, lifecycle events, idempotency record, audit) → commit of
+ * the reservation.
  *
- * On PostgreSQL a new memory costs six statements: the lookup, the nearest memories, and
- * `begin`, the lock and one statement writing everything (sent together), `commit`.
+ * On PostgreSQL a new memory costs five statements in two round trips: the lookup (with the
+ * nearest memories when the embedder runs in-process; a statement of its own otherwise), then
+ * `begin`, the lock, one statement writing everything and `commit`, sent together.
  */
 export async function writeMemory(
   deps: MemoryWriteDeps,

@@ -66,11 +66,12 @@ export const step = <Params extends Record<string, unknown>>(
 
 /**
  * Runs the statements as one transaction and returns each one's rows. On PostgreSQL `begin`, the
- * statements and `commit` leave in one network write on a reserved connection, one round trip in
- * all: so the statements must not depend on each other's results in JavaScript, and a later one
- * sees what an earlier one did or waited for (a lock). When one fails, PostgreSQL aborts the
- * transaction, the `commit` rolls it back, and that first error is thrown. On PGlite: a plain
- * transaction.
+ * statements and `commit` are sent on a reserved connection without waiting for any answer in
+ * between (postgres.js flushes its buffer once it passes 1 KB, so a large statement may take a
+ * second write): one round trip in all. So the statements must not depend on each other's
+ * results in JavaScript, and a later one sees what an earlier one did or waited for (a lock).
+ * When one fails, PostgreSQL aborts the transaction, the `commit` rolls it back, and that first
+ * error is thrown. On PGlite: a plain transaction.
  */
 export async function inOneTrip(
   db: Database,
