@@ -293,6 +293,19 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'two things a speaker said stay two memories, though the second repeats the first',
+    async run({ write, state }) {
+      const first = await write('Caroline said, "Thanks, Mel!"');
+      const second = await write('Caroline said, "Thanks, Mel! Your support means a lot to me."');
+      expect(second.body.memory_id).not.toBe(first.body.memory_id);
+      expect(second.body.deduped ?? false).toBe(false);
+      expect((await state(first.body.memory_id)).text).toBe('Caroline said, "Thanks, Mel!"');
+      // An exact repeat is still a duplicate.
+      const again = await write('Caroline said, "Thanks, Mel!"');
+      expect(again.body).toMatchObject({ memory_id: first.body.memory_id, deduped: true });
+    },
+  },
+  {
     name: 'time-bound text gets an expiry that has not passed yet',
     async run({ write, state, hygiene }) {
       const a = await write('I am currently travelling in Japan');

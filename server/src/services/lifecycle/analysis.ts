@@ -249,6 +249,11 @@ const SKIP_ATTRIBUTES = new Set([
 const REPORTED_SPEECH =
   /^\s*(?<speaker>[A-Z][\p{L}'-]+(?: [A-Z][\p{L}'-]+)?)\s+(?:said|says|asked|asks|replied|replies|wrote|writes)\s*[,:]?\s*["“](?<quote>[^"”]*)["”]/u;
 
+/** Whether `text` reports what someone said (`Jane said, "…"`): a record of an utterance. */
+export function isReportedSpeech(text: string): boolean {
+  return REPORTED_SPEECH.test(text);
+}
+
 export function extractClaims(text: string): Claim[] {
   const reported = REPORTED_SPEECH.exec(text);
   if (reported?.groups?.speaker && reported.groups.quote !== undefined) {

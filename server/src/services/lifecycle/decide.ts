@@ -2,7 +2,7 @@ import type { ClaimHolder } from '../../db/queries/lifecycle.js';
 import type { NearestMemory } from '../../db/queries/memory-writes.js';
 import { lexicalSimilarity } from '../../text/canonical.js';
 import { contentStems } from '../../text/tokens.js';
-import { claimKey, type Claim } from './analysis.js';
+import { claimKey, isReportedSpeech, type Claim } from './analysis.js';
 import type { MemoryAssessment } from './intelligence.js';
 
 /** A hedged statement (confidence below this) never supersedes a fact. */
@@ -54,7 +54,10 @@ interface Conflict {
   theirs: Claim;
 }
 
-function conflicts(claims: Claim[], holders: ClaimHolder[]): { differing: Conflict[]; restating: Set<string> } {
+function conflicts(
+  claims: Claim[],
+  holders: ClaimHolder[],
+): { differing: Conflict[]; restating: Set<string> } {
   const differing: Conflict[] = [];
   const restating = new Set<string>();
   for (const holder of holders) {
@@ -78,7 +81,10 @@ function conflicts(claims: Claim[], holders: ClaimHolder[]): { differing: Confli
  */
 export function decideLifecycle(input: DecisionInput): LifecycleDecision {
   if (input.replacesId) {
-    return { kind: 'insert', supersede: [{ memoryId: input.replacesId, rule: 'replaces_memory_id', details: {} }] };
+    return {
+      kind: 'insert',
+      supersede: [{ memoryId: input.replacesId, rule: 'replaces_memory_id', details: {} }],
+    };
   }
   const { differing, restating } = conflicts(input.assessment.claims, input.claimHolders);
   const contradicted = new Set(differing.map((conflict) => conflict.holder.id));
@@ -87,26 +93,53 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
   for (const candidate of input.nearest) {
     if (contradicted.has(candidate.memoryId)) continue;
     if (lexicalSimilarity(input.text, candidate.text) >= nearThreshold) {
-      return { kind: 'dedupe', memoryId: candidate.memoryId, dedupeKind: 'near', rule: 'near_duplicate' };
+      return {
+        kind: 'dedupe',
+        memoryId: candidate.memoryId,
+        dedupeKind: 'near',
+        rule: 'near_duplicate',
+      };
     }
   }
-  const best = input.nearest.find((candidate) => candidate.chunkCount === 1 && !contradicted.has(candidate.memoryId));
-  if (input.chunkCount === 1 && best && best.similarity >= semanticThreshold && input.memoryType !== 'correction') {
-    return { kind: 'dedupe', memoryId: best.memoryId, dedupeKind: 'semantic', rule: 'semantic_duplicate' };
+  const best = input.nearest.find(
+    (candidate) => candidate.chunkCount === 1 && !contradicted.has(candidate.memoryId),
+  );
+  if (
+    input.chunkCount === 1 &&
+    best &&
+    best.similarity >= semanticThreshold &&
+    input.memoryType !== 'correction'
+  ) {
+    return {
+      kind: 'dedupe',
+      memoryId: best.memoryId,
+      dedupeKind: 'semantic',
+      rule: 'semantic_duplicate',
+    };
   }
 
-  const mayOverride = input.assessment.confidence >= MIN_CONFIDENCE_TO_SUPERSEDE || input.memoryType === 'correction';
+  const mayOverride =
+    input.assessment.confidence >= MIN_CONFIDENCE_TO_SUPERSEDE || input.memoryType === 'correction';
   const supersede: Supersession[] = [];
   let historyOf: { memoryId: string; details: Record<string, unknown> } | undefined;
   for (const { holder, mine, theirs } of differing) {
-    const details = { subject: mine.subject, attribute: mine.attribute, old_value: theirs.value, new_value: mine.value };
+    const details = {
+      subject: mine.subject,
+      attribute: mine.attribute,
+      old_value: theirs.value,
+      new_value: mine.value,
+    };
     const holderAt = holder.effectiveAt ?? holder.createdAt;
     if (input.explicitEffectiveAt && input.effectiveAt < holderAt) {
       historyOf ??= { memoryId: holder.id, details };
       continue;
     }
     if (!mayOverride || supersede.some((s) => s.memoryId === holder.id)) continue;
-    supersede.push({ memoryId: holder.id, rule: input.memoryType === 'correction' ? 'correction' : 'conflict', details });
+    supersede.push({
+      memoryId: holder.id,
+      rule: input.memoryType === 'correction' ? 'correction' : 'conflict',
+      details,
+    });
   }
   if (historyOf && supersede.length === 0) return { kind: 'insert', supersede, historyOf };
 
@@ -114,22 +147,36 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
     const target = input.nearest.find(
       (candidate) =>
         !restating.has(candidate.memoryId) &&
-        (candidate.similarity >= CORRECTION_MIN_SIMILARITY || lexicalSimilarity(input.text, candidate.text) >= CORRECTION_MIN_SIMILARITY),
+        (candidate.similarity >= CORRECTION_MIN_SIMILARITY ||
+          lexicalSimilarity(input.text, candidate.text) >= CORRECTION_MIN_SIMILARITY),
     );
-    if (target) supersede.push({ memoryId: target.memoryId, rule: 'correction', details: { similarity: round(target.similarity) } });
+    if (target)
+      supersede.push({
+        memoryId: target.memoryId,
+        rule: 'correction',
+        details: { similarity: round(target.similarity) },
+      });
   }
   if (supersede.length > 0) return { kind: 'insert', supersede };
 
-  // Refinement: same fact, more detail.
+  // Refinement: same fact, more detail. Not between records of what someone said: two
+  // utterances are two events, however much the second repeats of the first (and every turn of
+  // one speaker shares the speaker's name).
+  if (isReportedSpeech(input.text)) return { kind: 'insert', supersede: [] };
   const mine = new Set(contentStems(input.text));
   for (const candidate of input.nearest) {
-    if (candidate.chunkCount !== 1) continue;
+    if (candidate.chunkCount !== 1 || isReportedSpeech(candidate.text)) continue;
     const theirs = new Set(contentStems(candidate.text));
     if (theirs.size >= 2 && coverage(theirs, mine) >= 0.8 && mine.size >= theirs.size + 2) {
       return { kind: 'merge', memoryId: candidate.memoryId, previousText: candidate.text };
     }
     if (mine.size >= 2 && coverage(mine, theirs) === 1 && theirs.size > mine.size) {
-      return { kind: 'dedupe', memoryId: candidate.memoryId, dedupeKind: 'near', rule: 'covered_by_existing' };
+      return {
+        kind: 'dedupe',
+        memoryId: candidate.memoryId,
+        dedupeKind: 'near',
+        rule: 'covered_by_existing',
+      };
     }
   }
   return { kind: 'insert', supersede: [] };
