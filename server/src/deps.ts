@@ -21,7 +21,7 @@ export async function createDeps(config: AppConfig, logger: Logger, database: Da
   const audit = new AuditRecorder(database.db, logger);
   const embeddings = createEmbeddingProvider(config.embeddings);
   const statistics = new StatisticsKeeper(database, logger);
-  await statistics.analyze();
+  await statistics.start();
   return {
     config,
     logger,
