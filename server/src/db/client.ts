@@ -81,7 +81,11 @@ async function openPostgres(databaseUrl: string): Promise<DatabaseHandle> {
   const client = postgres(databaseUrl, {
     max: POSTGRES_POOL_SIZE,
     onnotice: () => {},
-    connection: SESSION_SETTINGS,
+    // Prepared recall statements are planned for each owner's values (recall.ts prepares them
+    // only under this setting): one generic plan for every owner would be a 200 ms plan for a
+    // 10k-memory owner, or an exact scan instead of HNSW. Unnamed statements are planned per run
+    // anyway.
+    connection: { ...SESSION_SETTINGS, plan_cache_mode: 'force_custom_plan' },
   });
   const db = drizzlePostgres({ client, schema });
   const statementClient = postgres(databaseUrl, {

@@ -1,9 +1,10 @@
 import { and, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { executeRows, type Database } from '../client.js';
+import type { Database } from '../client.js';
 import { memories, memoryChunks } from '../schema/index.js';
 import {
   memoryFilterConditions,
+  recallRows,
   recalled,
   type MemoryColumns,
   type RecallFilter,
@@ -37,7 +38,7 @@ export async function episodeNeighbours(
   span: number,
 ): Promise<EpisodeNeighbour[]> {
   if (seedMemoryIds.length === 0 || span < 1) return [];
-  const rows = await executeRows<NeighbourRow>(
+  const rows = await recallRows<NeighbourRow>(
     db,
     episodeNeighboursQuery(filter, seedMemoryIds, windowSeconds, span),
   );

@@ -261,7 +261,7 @@ const dialect = new PgDialect();
  * trip, and no parse, instead of two round trips: postgres.js describes an unnamed statement's
  * parameters before running it), unnamed otherwise. Raw rows either way.
  */
-async function recallRows<T extends Record<string, unknown>>(db: Database, query: SQL): Promise<T[]> {
+export async function recallRows<T extends Record<string, unknown>>(db: Database, query: SQL): Promise<T[]> {
   if (!(await plansPerExecution(db))) return executeRows<T>(db, query);
   // Any name makes drizzle prepare; postgres.js names and caches the statement per connection by
   // its text, which depends on the filter's shape only.
