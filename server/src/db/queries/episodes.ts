@@ -1,9 +1,10 @@
 import { and, sql, type SQL } from 'drizzle-orm';
-import { alias, PgDialect } from 'drizzle-orm/pg-core';
-import { executeRows, statementPoolOf, type Database } from '../client.js';
+import { alias } from 'drizzle-orm/pg-core';
+import type { Database } from '../client.js';
 import { memories, memoryChunks } from '../schema/index.js';
 import {
   memoryFilterConditions,
+  recallRows,
   recalled,
   type MemoryColumns,
   type RecallFilter,
@@ -37,7 +38,7 @@ export async function episodeNeighbours(
   span: number,
 ): Promise<EpisodeNeighbour[]> {
   if (seedMemoryIds.length === 0 || span < 1) return [];
-  const rows = await runOnStatementPool<NeighbourRow>(
+  const rows = await recallRows<NeighbourRow>(
     db,
     episodeNeighboursQuery(filter, seedMemoryIds, windowSeconds, span),
   );
@@ -55,29 +56,6 @@ export async function episodeNeighbours(
     step: stepOf(rows, i),
     ...recalled(row.chunk_id, row),
   }));
-}
-
-const dialect = new PgDialect();
-
-/**
- * On PostgreSQL, a prepared statement on the statement pool, planned once per connection: unlike
- * recall, this lookup's plan does not depend on the owner's size (a few index steps per seed), so
- * it needs neither a parse nor a plan per search. PGlite: a plain query.
- */
-async function runOnStatementPool<T extends Record<string, unknown>>(
-  db: Database,
-  query: SQL,
-): Promise<T[]> {
-  const pool = statementPoolOf(db);
-  if (!pool) return executeRows<T>(db, query);
-  const prepared = pool.db._.session.prepareQuery(
-    dialect.sqlToQuery(query),
-    undefined,
-    'episodes',
-    false,
-  );
-  const result: unknown = await prepared.execute();
-  return Array.isArray(result) ? (result as T[]) : (result as { rows: T[] }).rows;
 }
 
 const toTime = (value: string | Date) => new Date(value).getTime();
