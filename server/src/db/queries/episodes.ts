@@ -20,7 +20,7 @@ export interface EpisodeNeighbour extends Omit<RecalledChunk, 'score' | 'coverag
 
 type NeighbourRow = MemoryColumns & {
   seed_id: string;
-  side: string;
+  step: number | string;
   chunk_id: string;
 };
 
@@ -28,7 +28,7 @@ type NeighbourRow = MemoryColumns & {
  * For each seed memory, the `span` memories of its owner written just before it and just after it
  * (by `created_at`) that pass the search's filter, when they belong to the same episode: their
  * time (`effective_at`, else `created_at`) lies within `windowSeconds` of the seed's. One round
- * trip; each side is `span` steps along the (workspace, owner, created_at) index.
+ * trip; each side is `span` steps along the (workspace, owner, created_at, id) index.
  */
 export async function episodeNeighbours(
   db: Database,
@@ -42,25 +42,12 @@ export async function episodeNeighbours(
     db,
     episodeNeighboursQuery(filter, seedMemoryIds, windowSeconds, span),
   );
-  // Steps count outwards from the seed on each side, in (created_at, id) order.
-  const outwards = (a: NeighbourRow, b: NeighbourRow) => {
-    const order =
-      toTime(a.created_at) - toTime(b.created_at) || byteOrder(a.memory_id, b.memory_id);
-    return a.side === 'before' ? -order : order;
-  };
-  rows.sort(
-    (a, b) => a.seed_id.localeCompare(b.seed_id) || a.side.localeCompare(b.side) || outwards(a, b),
-  );
-  return rows.map((row, i) => ({
+  return rows.map((row) => ({
     seedMemoryId: row.seed_id,
-    step: stepOf(rows, i),
+    step: Number(row.step),
     ...recalled(row.chunk_id, row),
   }));
 }
-
-const toTime = (value: string | Date) => new Date(value).getTime();
-/** PostgreSQL orders uuids by their bytes: the order of their lower-case hex text. */
-const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The statement behind {@link episodeNeighbours} (exported for plan tests). */
 export function episodeNeighboursQuery(
@@ -79,7 +66,9 @@ export function episodeNeighboursQuery(
   const side = (direction: 'before' | 'after') => {
     const comparison = direction === 'before' ? sql`<` : sql`>`;
     const order = direction === 'before' ? sql`desc` : sql`asc`;
-    return sql`(select ${direction} as side, ${columns}
+    // Numbered outwards from the seed; the window sorts only the `span` rows the index gave.
+    return sql`(select row_number() over (order by steps.created_at ${order}, steps.memory_id ${order}) as step, steps.*
+      from (select ${columns}
       from ${memories}
       inner join ${memoryChunks} on ${memoryChunks.memoryId} = ${memories.id} and ${memoryChunks.chunkIndex} = 0
       where ${memories.workspaceId} = ${seed.workspaceId}
@@ -88,7 +77,7 @@ export function episodeNeighboursQuery(
         and (${memories.createdAt}, ${memories.id}) ${comparison} (${seed.createdAt}, ${seed.id})
         and ${and(...memoryFilterConditions(filter))}
       order by ${memories.createdAt} ${order}, ${memories.id} ${order}
-      limit ${sql.raw(String(Math.trunc(span)))})`;
+      limit ${sql.raw(String(Math.trunc(span)))}) as steps)`;
   };
   // One text parameter, whatever the number of seeds: the statement's text stays the same.
   const ids = sql`string_to_array(${seedMemoryIds.join(',')}, ',')::uuid[]`;
@@ -101,13 +90,4 @@ export function episodeNeighboursQuery(
         and ${seed.id} = any(${ids})
         and abs(extract(epoch from (coalesce(neighbour.effective_at, neighbour.created_at) - coalesce(${seed.effectiveAt}, ${seed.createdAt}))))
           <= ${windowSeconds}`;
-}
-
-function stepOf(rows: NeighbourRow[], index: number): number {
-  let step = 1;
-  for (let i = index - 1; i >= 0; i -= 1) {
-    if (rows[i]!.seed_id !== rows[index]!.seed_id || rows[i]!.side !== rows[index]!.side) break;
-    step += 1;
-  }
-  return step;
 }

@@ -62,10 +62,9 @@ export async function addEpisodeContext(
 
   const chunksByMemory = new Map<string, Candidate[]>();
   for (const candidate of candidates) {
-    chunksByMemory.set(candidate.memoryId, [
-      ...(chunksByMemory.get(candidate.memoryId) ?? []),
-      candidate,
-    ]);
+    const chunks = chunksByMemory.get(candidate.memoryId);
+    if (chunks) chunks.push(candidate);
+    else chunksByMemory.set(candidate.memoryId, [candidate]);
   }
   const added: Candidate[] = [];
   for (const [memoryId, { share, neighbour }] of shares) {
@@ -73,7 +72,7 @@ export async function addEpisodeContext(
     for (const candidate of found)
       candidate.relevance = 1 - (1 - candidate.relevance) * (1 - share);
     if (found.length > 0) continue;
-    const { seedMemoryId: _seed, ...chunk } = neighbour;
+    const { seedMemoryId: _seed, step: _step, ...chunk } = neighbour;
     added.push({ ...chunk, rrfScore: 0, wordCoverage: 0, relevance: share, score: 0 });
   }
   return added.length > 0 ? [...candidates, ...added] : candidates;
