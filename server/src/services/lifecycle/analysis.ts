@@ -82,11 +82,12 @@ const VOLATILE: Array<{ pattern: RegExp; volatility: number; lifetimeMs: number;
 
 /**
  * A report of something that happened ("I went to a support group today", "we finally painted
- * the fence this weekend"): past-tense wording after a subject. What happened today is still
- * what happened tomorrow; only states ("I'm in Paris this week") and plans go stale.
+ * the fence this weekend"): past-tense wording after a subject ("-eed" words such as "need" are
+ * present tense). What happened today is still what happened tomorrow; only states ("I'm in
+ * Paris this week") and plans go stale.
  */
 const PAST_EVENT =
-  /\b(?:i|we|he|she|they|you|it)\s+(?:just\s+|finally\s+|already\s+|also\s+|actually\s+)?(?:went|had|did|made|got|took|saw|met|bought|found|gave|ran|won|lost|left|came|began|wrote|read|ate|drove|flew|sang|told|heard|felt|spent|tried|\w{2,}ed)\b/i;
+  /\b(?:i|we|he|she|they|you|it)\s+(?:just\s+|finally\s+|already\s+|also\s+|actually\s+)?(?:went|had|did|made|got|took|saw|met|bought|found|gave|ran|won|lost|left|came|began|wrote|read|ate|drove|flew|sang|told|heard|felt|spent|tried|\w{2,}(?<!e)ed)\b/i;
 
 /** At or above this, a memory gets an `expires_at`. */
 export const VOLATILE_THRESHOLD = 0.7;
