@@ -59,7 +59,11 @@ async function load(
         url,
         body === undefined
           ? { headers }
-          : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+          : {
+              method: 'POST',
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            },
       );
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status}`);
@@ -69,7 +73,13 @@ async function load(
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { name, requests: count, p50: percentile(latencies, 50), p95: percentile(latencies, 95), rps: count / seconds };
+  return {
+    name,
+    requests: count,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    rps: count / seconds,
+  };
 }
 
 async function main(): Promise<void> {
@@ -98,7 +108,18 @@ async function main(): Promise<void> {
 
   // One owner with SEARCH_MEMORIES memories to search through.
   const SEARCH_MEMORIES = Number(process.env.BENCH_SEARCH_MEMORIES ?? 300);
-  const topics = ['coffee', 'hiking', 'invoice', 'flight', 'allergy', 'piano', 'garden', 'salary', 'doctor', 'birthday'];
+  const topics = [
+    'coffee',
+    'hiking',
+    'invoice',
+    'flight',
+    'allergy',
+    'piano',
+    'garden',
+    'salary',
+    'doctor',
+    'birthday',
+  ];
   const seed = await listen(createApp(deps));
   for (let i = 0; i < SEARCH_MEMORIES; i += 1) {
     await fetch(`${seed.base}/v1/memories`, {
@@ -114,29 +135,48 @@ async function main(): Promise<void> {
   const baseline = await listen(bare);
 
   const auth = { authorization: `Bearer ${key.plaintext}` };
-  const search = { query: 'when did the user talk about coffee and hiking?', user_id: 'bench-user' };
+  const search = {
+    query: 'when did the user talk about coffee and hiking?',
+    user_id: 'bench-user',
+  };
   const scenarios: Array<[string, string, string, Record<string, string>, unknown?]> = [
     ['GET /healthz', '/healthz', '/healthz', {}],
     ['GET /v1/memories (auth + DB read)', '/v1/memories', '/v1/memories', auth],
-    [`POST /v1/search (hybrid, ${SEARCH_MEMORIES} memories)`, '/v1/search', '/v1/search', auth, search],
+    [
+      `POST /v1/search (hybrid, ${SEARCH_MEMORIES} memories)`,
+      '/v1/search',
+      '/v1/search',
+      auth,
+      search,
+    ],
   ];
 
   const rows: Array<{ scenario: string; base: Result; ours: Result }> = [];
   for (const [scenario, path, basePath, headers, body] of scenarios) {
     await load('warmup', baseline.base + basePath, headers, WARMUP, body);
     await load('warmup', mnemo.base + path, headers, WARMUP, body);
-    const base = await load(`${scenario} baseline`, baseline.base + basePath, headers, REQUESTS, body);
+    const base = await load(
+      `${scenario} baseline`,
+      baseline.base + basePath,
+      headers,
+      REQUESTS,
+      body,
+    );
     const ours = await load(`${scenario} mnemo`, mnemo.base + path, headers, REQUESTS, body);
     await deps.audit.drain();
     rows.push({ scenario, base, ours });
   }
 
   const fmt = (n: number, digits = 2) => n.toFixed(digits);
-  console.log(`\nServer core on ${database.driver}, ${REQUESTS} requests per row, concurrency ${CONCURRENCY}\n`);
+  console.log(
+    `\nServer core on ${database.driver}, ${REQUESTS} requests per row, concurrency ${CONCURRENCY}\n`,
+  );
   console.log('| scenario | server | p50 ms | p95 ms | req/s | p50 ratio | req/s ratio |');
   console.log('|---|---|---|---|---|---|---|');
   for (const { scenario, base, ours } of rows) {
-    console.log(`| ${scenario} | bare express (baseline) | ${fmt(base.p50)} | ${fmt(base.p95)} | ${fmt(base.rps, 0)} | 1.00 | 1.00 |`);
+    console.log(
+      `| ${scenario} | bare express (baseline) | ${fmt(base.p50)} | ${fmt(base.p95)} | ${fmt(base.rps, 0)} | 1.00 | 1.00 |`,
+    );
     console.log(
       `| ${scenario} | mnemo | ${fmt(ours.p50)} | ${fmt(ours.p95)} | ${fmt(ours.rps, 0)} | ${fmt(ours.p50 / base.p50)} | ${fmt(ours.rps / base.rps)} |`,
     );

@@ -12,8 +12,10 @@ import {
   listRoutes,
 } from '../src/index.js';
 
-const fieldErrors = (result: { success: boolean; error?: { issues: Array<{ path: (string | number)[] }> } }) =>
-  result.success ? [] : (result.error?.issues.map((issue) => issue.path.join('.')) ?? []);
+const fieldErrors = (result: {
+  success: boolean;
+  error?: { issues: Array<{ path: (string | number)[] }> };
+}) => (result.success ? [] : (result.error?.issues.map((issue) => issue.path.join('.')) ?? []));
 
 describe('memory insert payload', () => {
   it('accepts the minimal and the full payload', () => {
@@ -60,14 +62,24 @@ describe('memory insert payload', () => {
   });
 
   it('refuses owner aliases that disagree and names them', () => {
-    const result = MemoryInsertPayload.safeParse({ text: 'x', userId: 'a', entity_id: 'b', owner_type: 'user', entity_type: 'team' });
+    const result = MemoryInsertPayload.safeParse({
+      text: 'x',
+      userId: 'a',
+      entity_id: 'b',
+      owner_type: 'user',
+      entity_type: 'team',
+    });
     expect(fieldErrors(result).sort()).toEqual(['entity_id', 'entity_type']);
   });
 
   it('insert response requires memory_id, stored and extraction', () => {
     expect(MemoryInsertResponse.safeParse({ memory_id: 'm', stored: true }).success).toBe(false);
     expect(
-      MemoryInsertResponse.safeParse({ memory_id: 'm', stored: true, extraction: { status: 'skipped', reason: 'user_disabled' } }).success,
+      MemoryInsertResponse.safeParse({
+        memory_id: 'm',
+        stored: true,
+        extraction: { status: 'skipped', reason: 'user_disabled' },
+      }).success,
     ).toBe(true);
   });
 });
@@ -86,14 +98,19 @@ describe('search payload', () => {
     [{ query: 'q', filters: { memory_type: [] } }, 'filters.memory_type'],
     [{ query: 'q', filters: { filter_mode: 'xor' } }, 'filters.filter_mode'],
     [{ query: 'q', filters: { start_time: 'soon' } }, 'filters.start_time'],
-    [{ query: 'q', filters: { start_time: '2026-02-01', end_time: '2026-01-01' } }, 'filters.end_time'],
+    [
+      { query: 'q', filters: { start_time: '2026-02-01', end_time: '2026-01-01' } },
+      'filters.end_time',
+    ],
     [{ query: 'q', filters: { memory_typo: 'fact' } }, 'filters'],
   ])('refuses %j at %s', (payload, field) => {
     expect(fieldErrors(SearchPayload.safeParse(payload))).toContain(field);
   });
 
   it('accepts one memory type or an array of them, and metadata filters', () => {
-    expect(SearchPayload.safeParse({ query: 'q', filters: { memory_type: 'fact' } }).success).toBe(true);
+    expect(SearchPayload.safeParse({ query: 'q', filters: { memory_type: 'fact' } }).success).toBe(
+      true,
+    );
     expect(
       SearchPayload.safeParse({
         query: 'q',
@@ -101,7 +118,12 @@ describe('search payload', () => {
         page_size: 50,
         min_score: 0,
         explain: true,
-        filters: { memory_type: ['fact', 'pin'], metadata: { k: null }, filter_mode: 'or', start_time: '2026-01-01T00:00:00+05:30' },
+        filters: {
+          memory_type: ['fact', 'pin'],
+          metadata: { k: null },
+          filter_mode: 'or',
+          start_time: '2026-01-01T00:00:00+05:30',
+        },
       }).success,
     ).toBe(true);
   });
@@ -110,7 +132,13 @@ describe('search payload', () => {
     const page = { page: 1, total: 0, has_more: false };
     expect(SearchResponse.safeParse({ results: [], ...page }).success).toBe(true);
     expect(SearchResponse.safeParse({ results: [] }).success).toBe(false);
-    expect(ContextResponse.safeParse({ context_text: '', citations: [{ i: 1, chunk_id: 'c', memory_id: 'm' }], ...page }).success).toBe(false);
+    expect(
+      ContextResponse.safeParse({
+        context_text: '',
+        citations: [{ i: 1, chunk_id: 'c', memory_id: 'm' }],
+        ...page,
+      }).success,
+    ).toBe(false);
   });
 });
 
@@ -122,14 +150,20 @@ describe('list memories query', () => {
       metadata: { a: 1 },
     });
     expect(fieldErrors(ListMemoriesQuery.safeParse({ page_size: '101' }))).toContain('page_size');
-    expect(fieldErrors(ListMemoriesQuery.safeParse({ metadata: '{"a":{"b":1}}' }))).toContain('metadata');
+    expect(fieldErrors(ListMemoriesQuery.safeParse({ metadata: '{"a":{"b":1}}' }))).toContain(
+      'metadata',
+    );
   });
 });
 
 describe('errors and routes', () => {
   it('the envelope requires error and request_id', () => {
-    expect(ErrorEnvelope.safeParse({ error: { code: 'NOT_FOUND', message: 'x' } }).success).toBe(false);
-    expect(ErrorEnvelope.safeParse({ error: { code: 'NOPE', message: 'x' }, request_id: 'r' }).success).toBe(false);
+    expect(ErrorEnvelope.safeParse({ error: { code: 'NOT_FOUND', message: 'x' } }).success).toBe(
+      false,
+    );
+    expect(
+      ErrorEnvelope.safeParse({ error: { code: 'NOPE', message: 'x' }, request_id: 'r' }).success,
+    ).toBe(false);
     expect(ERROR_STATUS.PAYLOAD_TOO_LARGE).toBe(413);
     expect(ERROR_STATUS.ENTITLEMENT_DEGRADED).toBe(503);
   });

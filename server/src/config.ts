@@ -41,7 +41,9 @@ const EnvSchema = z.object({
   MNEMO_EMBEDDINGS_MODEL: optionalString,
   MNEMO_EMBEDDINGS_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   MNEMO_EMBEDDINGS_API_KEY: optionalString,
-  MNEMO_EMBEDDINGS_DIMENSIONS: optionalString.pipe(z.coerce.number().int().min(1).max(16000).optional()),
+  MNEMO_EMBEDDINGS_DIMENSIONS: optionalString.pipe(
+    z.coerce.number().int().min(1).max(16000).optional(),
+  ),
   MNEMO_EMBEDDINGS_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
   MNEMO_EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   MNEMO_RERANK_PROVIDER: z.enum(['none', 'local', 'http']).default('local'),
@@ -170,24 +172,34 @@ export const SERVER_VERSION = '0.1.0';
 /** The spec's default query/chunk embedding dimension for the HTTP provider. */
 export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
 
-const DEFAULT_EMBEDDING_MODEL = { local: 'mnemo-local-v1', openai: 'text-embedding-3-small' } as const;
+const DEFAULT_EMBEDDING_MODEL = {
+  local: 'mnemo-local-v1',
+  openai: 'text-embedding-3-small',
+} as const;
 
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.')}: ${issue.message}`,
+    );
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
-  if (e.MNEMO_EXTRACTION_PROVIDER === 'openai' && (!e.MNEMO_EXTRACTION_BASE_URL || !e.MNEMO_EXTRACTION_MODEL)) {
+  if (
+    e.MNEMO_EXTRACTION_PROVIDER === 'openai' &&
+    (!e.MNEMO_EXTRACTION_BASE_URL || !e.MNEMO_EXTRACTION_MODEL)
+  ) {
     throw new ConfigError(
       'Invalid configuration:\n  MNEMO_EXTRACTION_BASE_URL and MNEMO_EXTRACTION_MODEL: required when MNEMO_EXTRACTION_PROVIDER=openai',
     );
   }
   if (e.MNEMO_RERANK_PROVIDER === 'http' && !e.MNEMO_RERANK_BASE_URL) {
-    throw new ConfigError('Invalid configuration:\n  MNEMO_RERANK_BASE_URL: required when MNEMO_RERANK_PROVIDER=http');
+    throw new ConfigError(
+      'Invalid configuration:\n  MNEMO_RERANK_BASE_URL: required when MNEMO_RERANK_PROVIDER=http',
+    );
   }
   return {
     port: e.PORT,

@@ -16,7 +16,11 @@ import type { MemoryWriteDeps } from './services/memory-write.js';
 import type { SearchDeps } from './services/retrieval/search.js';
 
 /** The services every door (REST and MCP) shares, over one open database. */
-export async function createDeps(config: AppConfig, logger: Logger, database: DatabaseHandle): Promise<AppDeps> {
+export async function createDeps(
+  config: AppConfig,
+  logger: Logger,
+  database: DatabaseHandle,
+): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
   const embeddings = createEmbeddingProvider(config.embeddings);

@@ -17,7 +17,10 @@ async function main(): Promise<void> {
     config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
   );
   logger.info(
-    { driver: database.driver, ...(database.driver === 'pglite' ? { data_dir: config.dataDir } : {}) },
+    {
+      driver: database.driver,
+      ...(database.driver === 'pglite' ? { data_dir: config.dataDir } : {}),
+    },
     'database ready (migrations applied)',
   );
   const deps = await createDeps(config, logger, database);
@@ -27,7 +30,11 @@ async function main(): Promise<void> {
     process.stderr.write(
       [
         '',
-        '  Mnemo created workspace "' + config.bootstrapWorkspaceName + '" (' + boot.workspaceId + ')',
+        '  Mnemo created workspace "' +
+          config.bootstrapWorkspaceName +
+          '" (' +
+          boot.workspaceId +
+          ')',
         '  API key (shown once, keep it safe):',
         '',
         '    ' + boot.mintedKey.plaintext,
@@ -84,7 +91,9 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof DataDirInUseError) {
     process.stderr.write(error.message + '\n');
   } else {
-    process.stderr.write(`mnemo failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.stderr.write(
+      `mnemo failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
   }
   process.exit(1);
 });

@@ -31,14 +31,25 @@ export const OWNER_TYPES = ['user', 'team', 'app'] as const;
 export const OwnerType = z.enum(OWNER_TYPES);
 export type OwnerType = z.infer<typeof OwnerType>;
 
-export const MEMORY_TYPES = ['fact', 'preference', 'event', 'note', 'task', 'correction', 'pin'] as const;
+export const MEMORY_TYPES = [
+  'fact',
+  'preference',
+  'event',
+  'note',
+  'task',
+  'correction',
+  'pin',
+] as const;
 export const MemoryType = z.enum(MEMORY_TYPES);
 export type MemoryType = z.infer<typeof MemoryType>;
 
 /** An ISO 8601 date or timestamp (`2026-01-31` or `2026-01-31T09:00:00Z`). */
 export const IsoTimestamp = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'must be an ISO 8601 date or timestamp')
+  .regex(
+    /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/,
+    'must be an ISO 8601 date or timestamp',
+  )
   .refine((value) => !Number.isNaN(Date.parse(value)), 'must be a valid date');
 
 const ownerId = PgString.pipe(z.string().min(1));
@@ -63,7 +74,9 @@ export const OWNER_TYPE_ALIASES = ['owner_type', 'entity_type'] as const;
 
 /** Adds an issue on each alias that disagrees with the first one given. */
 export function checkOwnerAliases(
-  value: Partial<Record<(typeof OWNER_ID_ALIASES)[number] | (typeof OWNER_TYPE_ALIASES)[number], string>>,
+  value: Partial<
+    Record<(typeof OWNER_ID_ALIASES)[number] | (typeof OWNER_TYPE_ALIASES)[number], string>
+  >,
   ctx: z.RefinementCtx,
 ): void {
   for (const aliases of [OWNER_ID_ALIASES, OWNER_TYPE_ALIASES]) {

@@ -130,7 +130,8 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
   const db = drizzlePglite({ client, schema });
   try {
     await migratePglite(db);
-    for (const [name, value] of Object.entries(SESSION_SETTINGS)) await client.exec(`SET ${name} = '${value}'`);
+    for (const [name, value] of Object.entries(SESSION_SETTINGS))
+      await client.exec(`SET ${name} = '${value}'`);
   } catch (error) {
     await client.close();
     await unlock();

@@ -16,8 +16,12 @@ function sameSecret(given: string, expected: string): boolean {
 export function adminAuth({ token }: { token: string | undefined }): RequestHandler {
   return function adminAuthMiddleware(req, _res, next) {
     const given = req.get('x-admin-token');
-    if (!token) return next(new ApiError('UNAUTHORIZED', 'Admin routes are disabled: MNEMO_ADMIN_TOKEN is not set'));
-    if (!given || !sameSecret(given, token)) return next(new ApiError('UNAUTHORIZED', 'Missing or invalid x-admin-token'));
+    if (!token)
+      return next(
+        new ApiError('UNAUTHORIZED', 'Admin routes are disabled: MNEMO_ADMIN_TOKEN is not set'),
+      );
+    if (!given || !sameSecret(given, token))
+      return next(new ApiError('UNAUTHORIZED', 'Missing or invalid x-admin-token'));
     next();
   };
 }

@@ -24,7 +24,13 @@ export function auditFields(req: Request): Omit<NewAuditRecord, 'status' | 'dura
  * one structured completion log line. A handler that wrote its own audit record inside its
  * transaction (a memory write) sets `req.auditRecorded`.
  */
-export function completion({ logger, audit }: { logger: Logger; audit: AuditRecorder }): RequestHandler {
+export function completion({
+  logger,
+  audit,
+}: {
+  logger: Logger;
+  audit: AuditRecorder;
+}): RequestHandler {
   return function completionMiddleware(req, res, next) {
     let done = false;
     const finish = (aborted: boolean) => {
@@ -33,7 +39,8 @@ export function completion({ logger, audit }: { logger: Logger; audit: AuditReco
       const durationMs = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
       const status = aborted && !res.headersSent ? 499 : res.statusCode;
       const fields = auditFields(req);
-      if (!req.auditRecorded) audit.record({ ...fields, status, durationMs: Math.round(durationMs) });
+      if (!req.auditRecorded)
+        audit.record({ ...fields, status, durationMs: Math.round(durationMs) });
       logger.info(
         {
           request_id: req.requestId,

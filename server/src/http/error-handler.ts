@@ -49,7 +49,13 @@ function toApiError(error: unknown, maxBodyBytes: number): ApiError | undefined 
 }
 
 /** Every failure leaves as the one error envelope; unexpected ones are logged, never leaked. */
-export function errorHandler({ logger, maxBodyBytes }: { logger: Logger; maxBodyBytes: number }): ErrorRequestHandler {
+export function errorHandler({
+  logger,
+  maxBodyBytes,
+}: {
+  logger: Logger;
+  maxBodyBytes: number;
+}): ErrorRequestHandler {
   return function errorHandlerMiddleware(error: unknown, req, res, next) {
     if (res.headersSent) return next(error);
     const known = toApiError(error, maxBodyBytes);

@@ -10,9 +10,14 @@ export function methodGuard(table: RouteTable): RequestHandler {
     sendError(
       req,
       res,
-      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported on ${req.path}`, undefined, {
-        Allow: allowed.join(', '),
-      }),
+      new ApiError(
+        'METHOD_NOT_ALLOWED',
+        `${req.method} is not supported on ${req.path}`,
+        undefined,
+        {
+          Allow: allowed.join(', '),
+        },
+      ),
     );
   };
 }

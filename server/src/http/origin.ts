@@ -18,7 +18,11 @@ const EXPOSED_HEADERS = 'x-request-id, retry-after, mcp-session-id';
  * Origin allowlist, CORS headers and the OPTIONS preflight, in the spec's order: a denied origin
  * is refused before OPTIONS is answered, and OPTIONS never reaches auth or a handler.
  */
-export function originPolicy({ allowedOrigins, exemptPaths = [], table }: OriginOptions): RequestHandler {
+export function originPolicy({
+  allowedOrigins,
+  exemptPaths = [],
+  table,
+}: OriginOptions): RequestHandler {
   const allowAny = allowedOrigins.includes('*');
   const allowed = new Set(allowedOrigins);
   const exempt = new Set(exemptPaths);

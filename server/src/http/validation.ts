@@ -8,7 +8,11 @@ function issueMessage(issue: ZodIssue): string {
 }
 
 /** Maps zod issues to `{ field: [messages] }`; `field` is the dotted path, or `fallback` at the root. */
-export function zodDetails(error: ZodError, fallback: string, details: ErrorDetails = {}): ErrorDetails {
+export function zodDetails(
+  error: ZodError,
+  fallback: string,
+  details: ErrorDetails = {},
+): ErrorDetails {
   for (const issue of error.issues) {
     const field = issue.path.length > 0 ? issue.path.join('.') : fallback;
     (details[field] ??= []).push(issueMessage(issue));

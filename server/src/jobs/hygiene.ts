@@ -58,13 +58,19 @@ export async function runHygiene(db: Database, options: HygieneOptions): Promise
       if (expiredIds.has(memory.id)) continue;
       let match: { keptId: string; similarity: number } | undefined;
       for (const older of kept) {
-        const similarity = older.contentHash === memory.contentHash ? 1 : lexicalSimilarity(older.text, memory.text);
+        const similarity =
+          older.contentHash === memory.contentHash ? 1 : lexicalSimilarity(older.text, memory.text);
         if (similarity >= options.nearThreshold) {
           match = { keptId: older.id, similarity: Math.round(similarity * 1000) / 1000 };
           break;
         }
       }
-      if (match) superseded.push({ memory_id: memory.id, kept_memory_id: match.keptId, similarity: match.similarity });
+      if (match)
+        superseded.push({
+          memory_id: memory.id,
+          kept_memory_id: match.keptId,
+          similarity: match.similarity,
+        });
       else kept.push(memory);
     }
   }
@@ -72,7 +78,8 @@ export async function runHygiene(db: Database, options: HygieneOptions): Promise
   if (!options.dryRun && (expired.length > 0 || superseded.length > 0)) {
     await db.transaction(async (tx) => {
       for (const memory of expired) await markMemoryState(tx, memory.id, 'archived');
-      for (const duplicate of superseded) await markMemoryState(tx, duplicate.memory_id, 'replaced', duplicate.kept_memory_id);
+      for (const duplicate of superseded)
+        await markMemoryState(tx, duplicate.memory_id, 'replaced', duplicate.kept_memory_id);
       const workspaceOf = new Map(live.map((m) => [m.id, m.workspaceId]));
       await insertLifecycleEvents(tx, [
         ...expired.map((memory) => ({

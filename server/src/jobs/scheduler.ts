@@ -9,7 +9,11 @@ import { runHygiene } from './hygiene.js';
 export function scheduleHygiene(
   db: Database,
   logger: Logger,
-  { intervalMs, limit, nearThreshold }: { intervalMs: number; limit: number; nearThreshold: number },
+  {
+    intervalMs,
+    limit,
+    nearThreshold,
+  }: { intervalMs: number; limit: number; nearThreshold: number },
 ): { stop(): Promise<void> } {
   if (intervalMs <= 0) return { stop: async () => {} };
   let running: Promise<void> | undefined;
@@ -18,7 +22,10 @@ export function scheduleHygiene(
     running = runHygiene(db, { dryRun: false, limit, nearThreshold })
       .then((report) => {
         if (report.expired.count + report.duplicates.count > 0) {
-          logger.info({ expired: report.expired.count, duplicates: report.duplicates.count }, 'memory hygiene ran');
+          logger.info(
+            { expired: report.expired.count, duplicates: report.duplicates.count },
+            'memory hygiene ran',
+          );
         }
       })
       .catch((err: unknown) => logger.error({ err }, 'memory hygiene failed'))

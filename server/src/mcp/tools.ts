@@ -244,15 +244,12 @@ export const TOOLS: McpTool[] = [
     output: MemoryInsertResponse,
     payload: MemoryInsertPayload,
     async run({ deps, workspaceId, request }, payload) {
-      const result = await writeMemory(
-        memoryWriteDeps(deps),
-        {
-          workspaceId,
-          payload,
-          piiScan: request.get('x-safety-pii-scan') === '1',
-          audit: { ...auditFields(request), startedAt: request.startedAt },
-        },
-      );
+      const result = await writeMemory(memoryWriteDeps(deps), {
+        workspaceId,
+        payload,
+        piiScan: request.get('x-safety-pii-scan') === '1',
+        audit: { ...auditFields(request), startedAt: request.startedAt },
+      });
       // The write's transaction holds this request's audit record; a replay wrote none.
       request.auditRecorded = request.auditRecorded === true || result.audited;
       const response = result.response;

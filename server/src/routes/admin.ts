@@ -8,8 +8,16 @@ import { runHygiene } from '../jobs/hygiene.js';
 
 const HygieneQuery = z
   .object({
-    dry_run: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
-    limit: z.coerce.number({ invalid_type_error: 'must be an integer' }).int().min(1).max(10_000).default(1000),
+    dry_run: z
+      .enum(['true', 'false', '1', '0'])
+      .default('false')
+      .transform((v) => v === 'true' || v === '1'),
+    limit: z.coerce
+      .number({ invalid_type_error: 'must be an integer' })
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(1000),
     workspace_id: z.string().uuid().optional(),
   })
   .strict();

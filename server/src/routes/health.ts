@@ -8,7 +8,10 @@ const s = initServer();
 export function healthRoutes(deps: AppDeps) {
   return s.router(contract.health, {
     getHealth: async () => ({ status: 200, body: health(deps.config) }),
-    getVersionedHealth: async () => ({ status: 200, body: versionedHealth(deps.config, deps.embeddings) }),
+    getVersionedHealth: async () => ({
+      status: 200,
+      body: versionedHealth(deps.config, deps.embeddings),
+    }),
     getReadiness: async () => {
       const body = await readiness(deps);
       return body.status === 'ready' ? { status: 200, body } : { status: 503, body };

@@ -22,15 +22,12 @@ export function mountMemoryRoutes(
   const implementation = s.router(contract.memories, {
     createMemory: async ({ req, body, headers }) => {
       const { workspaceId } = requireAuth(req);
-      const result = await writeMemory(
-        memoryWriteDeps(deps),
-        {
-          workspaceId,
-          payload: body,
-          piiScan: headers['x-safety-pii-scan'] === '1',
-          audit: { ...auditFields(req), startedAt: req.startedAt },
-        },
-      );
+      const result = await writeMemory(memoryWriteDeps(deps), {
+        workspaceId,
+        payload: body,
+        piiScan: headers['x-safety-pii-scan'] === '1',
+        audit: { ...auditFields(req), startedAt: req.startedAt },
+      });
       req.auditRecorded = result.audited;
       return { status: 200, body: result.response };
     },

@@ -13,9 +13,15 @@ import { searchMemories } from '../services/retrieval/search.js';
 const s = initServer();
 
 /** `x-save-history: 1` or `true`. */
-const wantsHistory = (value: string | undefined) => value === '1' || value?.toLowerCase() === 'true';
+const wantsHistory = (value: string | undefined) =>
+  value === '1' || value?.toLowerCase() === 'true';
 
-export function mountSearchRoutes(target: IRouter, table: RouteTable, deps: AppDeps, middleware: RequestHandler[]): void {
+export function mountSearchRoutes(
+  target: IRouter,
+  table: RouteTable,
+  deps: AppDeps,
+  middleware: RequestHandler[],
+): void {
   const retrieval = searchDeps(deps);
   const implementation = s.router(contract.search, {
     searchMemories: async ({ req, body, headers }) => {
@@ -39,7 +45,12 @@ export function mountSearchRoutes(target: IRouter, table: RouteTable, deps: AppD
     }),
     sendFeedback: async ({ req, body }) => ({
       status: 200,
-      body: await applyFeedback(deps.database.db, requireAuth(req).workspaceId, body, deps.background),
+      body: await applyFeedback(
+        deps.database.db,
+        requireAuth(req).workspaceId,
+        body,
+        deps.background,
+      ),
     }),
   });
   mountContract(target, table, contract.search, implementation, middleware);

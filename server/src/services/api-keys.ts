@@ -1,6 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/client.js';
-import { findActiveApiKeyByHash, insertApiKey, touchApiKeyLastUsed } from '../db/queries/api-keys.js';
+import {
+  findActiveApiKeyByHash,
+  insertApiKey,
+  touchApiKeyLastUsed,
+} from '../db/queries/api-keys.js';
 import { getOrCreateSetting, getSetting } from '../db/queries/settings.js';
 
 export const API_KEY_PREFIX = 'mnemo_';
@@ -40,9 +44,14 @@ export class ApiKeyService {
   ) {}
 
   /** Loads the salt from configuration, or from the database (made once on first start). */
-  static async create(db: Database, { salt }: { salt?: string | undefined } = {}): Promise<ApiKeyService> {
+  static async create(
+    db: Database,
+    { salt }: { salt?: string | undefined } = {},
+  ): Promise<ApiKeyService> {
     if (salt) return new ApiKeyService(db, salt, 'config');
-    const stored = await getOrCreateSetting(db, SALT_SETTING, () => randomBytes(32).toString('hex'));
+    const stored = await getOrCreateSetting(db, SALT_SETTING, () =>
+      randomBytes(32).toString('hex'),
+    );
     return new ApiKeyService(db, stored, 'database');
   }
 

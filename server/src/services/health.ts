@@ -14,7 +14,10 @@ export function health(config: AppConfig): HealthResponse {
   };
 }
 
-export function versionedHealth(config: AppConfig, embeddings: EmbeddingProvider): VersionedHealthResponse {
+export function versionedHealth(
+  config: AppConfig,
+  embeddings: EmbeddingProvider,
+): VersionedHealthResponse {
   return { ...health(config), embedding_model: `${embeddings.provider}/${embeddings.model}` };
 }
 

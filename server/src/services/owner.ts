@@ -11,7 +11,9 @@ type OwnerAliasFields = Partial<Record<(typeof OWNER_ID_ALIASES)[number], string
 /** The owner named by whichever alias was given (the contract already refused disagreeing ones). */
 export function ownerFromAliases(fields: OwnerAliasFields): OwnerFilter {
   const ownerId = OWNER_ID_ALIASES.map((name) => fields[name]).find((value) => value !== undefined);
-  const ownerType = OWNER_TYPE_ALIASES.map((name) => fields[name]).find((value) => value !== undefined);
+  const ownerType = OWNER_TYPE_ALIASES.map((name) => fields[name]).find(
+    (value) => value !== undefined,
+  );
   return { ...(ownerId ? { ownerId } : {}), ...(ownerType ? { ownerType } : {}) };
 }
 

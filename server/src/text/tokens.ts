@@ -29,12 +29,17 @@ export function stem(word: string): string {
   let w = word.replace(/['’]s$/, '');
   if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
   else if (w.endsWith('sses')) w = w.slice(0, -2);
-  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
+  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is'))
+    w = w.slice(0, -1);
   if (w.endsWith('eed')) {
     if (w.length > 4) w = w.slice(0, -1);
   } else {
     for (const suffix of ['ing', 'ed']) {
-      if (w.endsWith(suffix) && w.length - suffix.length >= 3 && /[aeiouy]/.test(w.slice(0, -suffix.length))) {
+      if (
+        w.endsWith(suffix) &&
+        w.length - suffix.length >= 3 &&
+        /[aeiouy]/.test(w.slice(0, -suffix.length))
+      ) {
         w = w.slice(0, -suffix.length);
         if (/(at|bl|iz)$/.test(w)) w += 'e';
         else if (/([^aeiouylsz])\1$/.test(w)) w = w.slice(0, -1);

@@ -45,18 +45,16 @@ describeDb('per-owner recall query plans', () => {
         const text = `Owner ${owner} note ${i} about ${TOPICS[i % TOPICS.length]} and ${TOPICS[(i * 7 + owner) % TOPICS.length]}`;
         return { id: crypto.randomUUID(), text };
       });
-      await db.db
-        .insert(memories)
-        .values(
-          rows.map((row) => ({
-            id: row.id,
-            workspaceId: workspace.id,
-            ownerId: `owner-${owner}`,
-            ownerType: 'user',
-            text: row.text,
-            contentHash: row.id,
-          })),
-        );
+      await db.db.insert(memories).values(
+        rows.map((row) => ({
+          id: row.id,
+          workspaceId: workspace.id,
+          ownerId: `owner-${owner}`,
+          ownerType: 'user',
+          text: row.text,
+          contentHash: row.id,
+        })),
+      );
       await db.db.insert(memoryChunks).values(
         rows.map((row) => ({
           memoryId: row.id,

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createEmptyPostgresDatabase, describeDb, testBackend, type EmptyPostgresDatabase } from '../support/db.js';
+import {
+  createEmptyPostgresDatabase,
+  describeDb,
+  testBackend,
+  type EmptyPostgresDatabase,
+} from '../support/db.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -16,11 +21,15 @@ interface Started {
 
 /** Starts the real entry point (`pnpm start` runs the same) and waits for its listening line. */
 function startServer(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'], {
-    cwd: SERVER_DIR,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'],
+    {
+      cwd: SERVER_DIR,
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -81,13 +90,18 @@ describeDb('first run of the server entry point', () => {
     const first = await startServer(env);
     let apiKey: string;
     try {
-      apiKey = /API key \(shown once, keep it safe\):\s+(mnemo_[A-Za-z0-9_-]+)/.exec(first.stderr())?.[1] ?? '';
+      apiKey =
+        /API key \(shown once, keep it safe\):\s+(mnemo_[A-Za-z0-9_-]+)/.exec(
+          first.stderr(),
+        )?.[1] ?? '';
       expect(apiKey).toMatch(/^mnemo_/);
 
       const health = await fetch(`${first.baseUrl}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String) });
-      const keyed = await fetch(`${first.baseUrl}/v1/memories`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const keyed = await fetch(`${first.baseUrl}/v1/memories`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(keyed.status).toBe(200);
       expect(await keyed.json()).toMatchObject({ results: [], total: 0 });
       const anonymous = await fetch(`${first.baseUrl}/v1/memories`);
@@ -102,7 +116,9 @@ describeDb('first run of the server entry point', () => {
     const second = await startServer(env);
     try {
       expect(second.stderr()).not.toContain('API key (shown once');
-      const keyed = await fetch(`${second.baseUrl}/v1/memories`, { headers: { 'x-api-key': apiKey } });
+      const keyed = await fetch(`${second.baseUrl}/v1/memories`, {
+        headers: { 'x-api-key': apiKey },
+      });
       expect(keyed.status).toBe(200);
       await keyed.body?.cancel();
     } finally {

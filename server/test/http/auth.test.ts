@@ -14,7 +14,9 @@ describeDb('API-key auth', () => {
   afterAll(async () => t?.close());
 
   it('accepts Authorization: Bearer and x-api-key', async () => {
-    const bearer = await request(t.app).get('/v1/memories').set('authorization', `Bearer ${t.tenant.apiKey}`);
+    const bearer = await request(t.app)
+      .get('/v1/memories')
+      .set('authorization', `Bearer ${t.tenant.apiKey}`);
     expect(bearer.status).toBe(200);
     const header = await request(t.app).get('/v1/memories').set('x-api-key', t.tenant.apiKey);
     expect(header.status).toBe(200);
@@ -57,14 +59,18 @@ describeDb('API-key auth', () => {
     expect(row?.keyHash).toBe(hash);
     expect(JSON.stringify(row)).not.toContain(plaintext);
     // Another salt gives another hash: the hash alone is useless elsewhere.
-    const otherSalt = await ApiKeyService.create(t.database.db, { salt: 'another-salt-of-16+chars' });
+    const otherSalt = await ApiKeyService.create(t.database.db, {
+      salt: 'another-salt-of-16+chars',
+    });
     expect(otherSalt.hash(plaintext)).not.toBe(hash);
   });
 
   it('keeps one generated salt across restarts', async () => {
     const again = await ApiKeyService.create(t.database.db);
     expect(again.hash('x')).toBe(t.deps.apiKeys.hash('x'));
-    expect(await again.authenticate(t.tenant.apiKey)).toMatchObject({ workspaceId: t.tenant.workspaceId });
+    expect(await again.authenticate(t.tenant.apiKey)).toMatchObject({
+      workspaceId: t.tenant.workspaceId,
+    });
   });
 
   it('registers a configured bootstrap key idempotently and mints none', async () => {
@@ -92,7 +98,9 @@ describeDb('first-run bootstrap', () => {
     const config = { bootstrapApiKey: undefined, bootstrapWorkspaceName: 'default' };
     const first = await ensureBootstrapWorkspace(t.database.db, t.deps.apiKeys, config);
     expect(first.mintedKey?.plaintext).toMatch(/^mnemo_[A-Za-z0-9_-]{32}$/);
-    const res = await request(t.app).get('/v1/memories').set('authorization', `Bearer ${first.mintedKey?.plaintext}`);
+    const res = await request(t.app)
+      .get('/v1/memories')
+      .set('authorization', `Bearer ${first.mintedKey?.plaintext}`);
     expect(res.status).toBe(200);
     const second = await ensureBootstrapWorkspace(t.database.db, t.deps.apiKeys, config);
     expect(second.mintedKey).toBeUndefined();

@@ -62,7 +62,10 @@ describeDb('cross-cutting HTTP behaviour', () => {
   });
 
   it('lets an allowed Origin through with CORS headers', async () => {
-    const res = await request(t.app).get('/v1/memories').set(auth()).set('origin', 'http://localhost:3000');
+    const res = await request(t.app)
+      .get('/v1/memories')
+      .set(auth())
+      .set('origin', 'http://localhost:3000');
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('http://localhost:3000');
     expect(res.headers['access-control-expose-headers']).toContain('x-request-id');
@@ -109,7 +112,13 @@ describeDb('cross-cutting HTTP behaviour', () => {
       const { port } = server.address() as AddressInfo;
       const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = http.request(
-          { port, host: '127.0.0.1', method: 'POST', path: '/v1/memories', headers: { ...auth(), 'content-type': 'application/json' } },
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path: '/v1/memories',
+            headers: { ...auth(), 'content-type': 'application/json' },
+          },
           (response) => {
             let body = '';
             response.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -179,13 +188,21 @@ describeDb('cross-cutting HTTP behaviour', () => {
       .set(auth());
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('BAD_REQUEST');
-    expect(Object.keys(res.body.error.details).sort()).toEqual(['metadata', 'owner_type', 'page', 'page_size']);
+    expect(Object.keys(res.body.error.details).sort()).toEqual([
+      'metadata',
+      'owner_type',
+      'page',
+      'page_size',
+    ]);
     expect(res.body.error.details.metadata).toEqual(['must be a JSON-encoded object']);
     expect(res.body.request_id).toBe(res.headers['x-request-id']);
   });
 
   it('refuses owner aliases that disagree, naming the fields', async () => {
-    const res = await request(t.app).get('/v1/memories').query({ user_id: 'a', owner_id: 'b' }).set(auth());
+    const res = await request(t.app)
+      .get('/v1/memories')
+      .query({ user_id: 'a', owner_id: 'b' })
+      .set(auth());
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual({
       owner_id: ['disagrees with user_id: user_id, owner_id are aliases and must be equal'],
@@ -193,7 +210,10 @@ describeDb('cross-cutting HTTP behaviour', () => {
   });
 
   it('leaves an audit record for every request, including refused ones', async () => {
-    const ok = await request(t.app).get('/v1/memories').set(auth()).set('x-request-id', 'audit-ok-1');
+    const ok = await request(t.app)
+      .get('/v1/memories')
+      .set(auth())
+      .set('x-request-id', 'audit-ok-1');
     const refused = await request(t.app).get('/v1/memories').set('x-request-id', 'audit-401-1');
     const health = await request(t.app).get('/healthz').set('x-request-id', 'audit-health-1');
     expect([ok.status, refused.status, health.status]).toEqual([200, 401, 200]);

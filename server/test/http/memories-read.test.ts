@@ -8,7 +8,13 @@ import { describeDb } from '../support/db.js';
 async function insertMemory(
   db: Database,
   workspaceId: string,
-  values: { ownerId: string; text: string; namespace?: string; memoryType?: string; metadata?: Record<string, string> },
+  values: {
+    ownerId: string;
+    text: string;
+    namespace?: string;
+    memoryType?: string;
+    metadata?: Record<string, string>;
+  },
 ): Promise<string> {
   const [row] = await db
     .insert(memories)
@@ -42,8 +48,14 @@ describeDb('memory reads and deletes', () => {
       memoryType: 'preference',
       metadata: { source: 'chat' },
     });
-    bobId = await insertMemory(t.database.db, t.tenant.workspaceId, { ownerId: 'bob', text: 'Bob lives in Oslo' });
-    foreignId = await insertMemory(t.database.db, other.workspaceId, { ownerId: 'alice', text: 'Secret of another workspace' });
+    bobId = await insertMemory(t.database.db, t.tenant.workspaceId, {
+      ownerId: 'bob',
+      text: 'Bob lives in Oslo',
+    });
+    foreignId = await insertMemory(t.database.db, other.workspaceId, {
+      ownerId: 'alice',
+      text: 'Secret of another workspace',
+    });
   });
   afterAll(async () => t?.close());
 
@@ -68,13 +80,18 @@ describeDb('memory reads and deletes', () => {
   it('never reads or deletes another workspace’s memory', async () => {
     const read = await request(t.app).get(`/v1/memories/${foreignId}`).set(as(t.tenant));
     expect(read.status).toBe(404);
-    expect(read.body.error).toEqual({ code: 'NOT_FOUND', message: `Memory ${foreignId} not found` });
+    expect(read.body.error).toEqual({
+      code: 'NOT_FOUND',
+      message: `Memory ${foreignId} not found`,
+    });
     const del = await request(t.app).delete(`/v1/memories/${foreignId}`).set(as(t.tenant));
     expect(del.status).toBe(404);
     const stillThere = await request(t.app).get(`/v1/memories/${foreignId}`).set(as(other));
     expect(stillThere.status).toBe(200);
     const list = await request(t.app).get('/v1/memories').set(as(t.tenant));
-    expect(list.body.results.map((m: { id: string }) => m.id).sort()).toEqual([aliceId, bobId].sort());
+    expect(list.body.results.map((m: { id: string }) => m.id).sort()).toEqual(
+      [aliceId, bobId].sort(),
+    );
   });
 
   it('answers a malformed id with 404, not a database error', async () => {
@@ -83,16 +100,29 @@ describeDb('memory reads and deletes', () => {
   });
 
   it('lists with owner, type, namespace and metadata filters and consistent paging', async () => {
-    const byOwner = await request(t.app).get('/v1/memories').query({ user_id: 'alice' }).set(as(t.tenant));
+    const byOwner = await request(t.app)
+      .get('/v1/memories')
+      .query({ user_id: 'alice' })
+      .set(as(t.tenant));
     expect(byOwner.body).toMatchObject({ total: 1, page: 1, page_size: 20, has_more: false });
     expect(byOwner.body.results[0].id).toBe(aliceId);
     const byMeta = await request(t.app)
       .get('/v1/memories')
-      .query({ metadata: JSON.stringify({ source: 'chat' }), memory_type: 'preference', namespace: 'prefs' })
+      .query({
+        metadata: JSON.stringify({ source: 'chat' }),
+        memory_type: 'preference',
+        namespace: 'prefs',
+      })
       .set(as(t.tenant));
     expect(byMeta.body.total).toBe(1);
-    const page1 = await request(t.app).get('/v1/memories').query({ page_size: 1 }).set(as(t.tenant));
-    const page2 = await request(t.app).get('/v1/memories').query({ page_size: 1, page: 2 }).set(as(t.tenant));
+    const page1 = await request(t.app)
+      .get('/v1/memories')
+      .query({ page_size: 1 })
+      .set(as(t.tenant));
+    const page2 = await request(t.app)
+      .get('/v1/memories')
+      .query({ page_size: 1, page: 2 })
+      .set(as(t.tenant));
     expect(page1.body).toMatchObject({ total: 2, has_more: true, page: 1 });
     expect(page2.body).toMatchObject({ total: 2, has_more: false, page: 2 });
     expect(page1.body.results[0].id).not.toBe(page2.body.results[0].id);

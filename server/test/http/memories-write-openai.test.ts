@@ -19,7 +19,11 @@ describeDb('POST /v1/memories with the OpenAI-compatible provider', () => {
     mock.use(
       http.post(EMBEDDINGS_URL, async ({ request }) => {
         calls += 1;
-        if (calls === 1) return HttpResponse.json({ error: { message: 'slow down' } }, { status: 429, headers: { 'retry-after': '0' } });
+        if (calls === 1)
+          return HttpResponse.json(
+            { error: { message: 'slow down' } },
+            { status: 429, headers: { 'retry-after': '0' } },
+          );
         const body = (await request.json()) as { input: string[]; model: string };
         expect(request.headers.get('authorization')).toBe('Bearer sk-test-key-123456');
         return HttpResponse.json({
@@ -43,10 +47,16 @@ describeDb('POST /v1/memories with the OpenAI-compatible provider', () => {
   });
 
   it('embeds through the HTTP provider after a 429, and records provider, dimension and version', async () => {
-    const res = await request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send({ text: 'Quinn prefers aisle seats', user_id: 'quinn' });
+    const res = await request(t.app)
+      .post('/v1/memories')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ text: 'Quinn prefers aisle seats', user_id: 'quinn' });
     expect(res.status).toBe(200);
     expect(calls).toBe(2);
-    const [chunk] = await t.database.db.select().from(memoryChunks).where(eq(memoryChunks.memoryId, res.body.memory_id));
+    const [chunk] = await t.database.db
+      .select()
+      .from(memoryChunks)
+      .where(eq(memoryChunks.memoryId, res.body.memory_id));
     expect(chunk).toMatchObject({
       embeddingProvider: 'openai',
       embeddingDimension: 1536,

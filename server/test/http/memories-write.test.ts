@@ -19,13 +19,20 @@ describeDb('POST /v1/memories', () => {
   });
   afterAll(async () => t?.close());
 
-  const write = (body: object, tenant: TestTenant = t.tenant, headers: Record<string, string> = {}) =>
-    request(t.app).post('/v1/memories').set('x-api-key', tenant.apiKey).set(headers).send(body);
+  const write = (
+    body: object,
+    tenant: TestTenant = t.tenant,
+    headers: Record<string, string> = {},
+  ) => request(t.app).post('/v1/memories').set('x-api-key', tenant.apiKey).set(headers).send(body);
   const read = (id: string, tenant: TestTenant = t.tenant) =>
     request(t.app).get(`/v1/memories/${id}`).set('x-api-key', tenant.apiKey);
 
   it('stores a memory, its chunk and embedding, and answers honestly', async () => {
-    const res = await write({ text: 'Alice prefers oat milk in her coffee', user_id: 'alice', metadata: { source: 'chat' } });
+    const res = await write({
+      text: 'Alice prefers oat milk in her coffee',
+      user_id: 'alice',
+      metadata: { source: 'chat' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       memory_id: expect.stringMatching(UUID),
@@ -54,7 +61,10 @@ describeDb('POST /v1/memories', () => {
       lifecycle_state: 'active',
       chunks: 1,
     });
-    const [chunk] = await t.database.db.select().from(memoryChunks).where(eq(memoryChunks.memoryId, res.body.memory_id));
+    const [chunk] = await t.database.db
+      .select()
+      .from(memoryChunks)
+      .where(eq(memoryChunks.memoryId, res.body.memory_id));
     expect(chunk).toMatchObject({
       chunkIndex: 0,
       ownerId: 'alice',
@@ -105,19 +115,31 @@ describeDb('POST /v1/memories', () => {
   });
 
   it('refuses owner aliases that disagree, naming them', async () => {
-    const res = await write({ text: 'a', userId: 'u1', owner_id: 'u2', owner_type: 'user', entity_type: 'team' });
+    const res = await write({
+      text: 'a',
+      userId: 'u1',
+      owner_id: 'u2',
+      owner_type: 'user',
+      entity_type: 'team',
+    });
     expect(res.status).toBe(400);
     expect(Object.keys(res.body.error.details).sort()).toEqual(['entity_type', 'owner_id']);
   });
 
   it('chunks long text by profile and indexes every chunk', async () => {
-    const sentences = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} talks about topic ${i % 7} in some detail.`);
+    const sentences = Array.from(
+      { length: 60 },
+      (_, i) => `Sentence number ${i} talks about topic ${i % 7} in some detail.`,
+    );
     const text = sentences.join(' ');
     const dense = await write({ text, user_id: 'chunky', chunk_profile: 'dense' });
     const document = await write({ text, user_id: 'chunky-doc', chunk_profile: 'document' });
     expect(dense.body.chunks).toBeGreaterThan(document.body.chunks);
     expect(document.body.chunks).toBeGreaterThan(1);
-    const rows = await t.database.db.select().from(memoryChunks).where(eq(memoryChunks.memoryId, dense.body.memory_id));
+    const rows = await t.database.db
+      .select()
+      .from(memoryChunks)
+      .where(eq(memoryChunks.memoryId, dense.body.memory_id));
     expect(rows).toHaveLength(dense.body.chunks);
     expect(rows.every((row) => row.embedding?.length === 256 && row.text.length <= 500)).toBe(true);
     expect((await read(dense.body.memory_id)).body.chunks).toBe(dense.body.chunks);
@@ -125,7 +147,11 @@ describeDb('POST /v1/memories', () => {
 
   describe('idempotency', () => {
     it('replays the first response for the same key and payload without a second write', async () => {
-      const body = { text: 'Bob is allergic to peanuts', user_id: 'bob', idempotency_key: 'bob-allergy-0001' };
+      const body = {
+        text: 'Bob is allergic to peanuts',
+        user_id: 'bob',
+        idempotency_key: 'bob-allergy-0001',
+      };
       const first = await write(body);
       const second = await write({ ...body });
       expect(second.status).toBe(200);
@@ -138,8 +164,16 @@ describeDb('POST /v1/memories', () => {
     });
 
     it('refuses the same key with a different payload with 409 CONFLICT', async () => {
-      await write({ text: 'Carol likes jazz', user_id: 'carol', idempotency_key: 'carol-key-0001' });
-      const res = await write({ text: 'Carol likes blues', user_id: 'carol', idempotency_key: 'carol-key-0001' });
+      await write({
+        text: 'Carol likes jazz',
+        user_id: 'carol',
+        idempotency_key: 'carol-key-0001',
+      });
+      const res = await write({
+        text: 'Carol likes blues',
+        user_id: 'carol',
+        idempotency_key: 'carol-key-0001',
+      });
       expect(res.status).toBe(409);
       expect(res.body.error).toEqual({
         code: 'CONFLICT',
@@ -149,7 +183,11 @@ describeDb('POST /v1/memories', () => {
     });
 
     it('writes once when 20 identical requests arrive at once', async () => {
-      const body = { text: 'Dave renewed his subscription yesterday', user_id: 'dave', idempotency_key: 'dave-renewal-0001' };
+      const body = {
+        text: 'Dave renewed his subscription yesterday',
+        user_id: 'dave',
+        idempotency_key: 'dave-renewal-0001',
+      };
       const responses = await Promise.all(Array.from({ length: 20 }, () => write(body)));
       expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
       expect(new Set(responses.map((r) => r.body.memory_id)).size).toBe(1);
@@ -173,8 +211,12 @@ describeDb('POST /v1/memories', () => {
       expect(first.map((r) => r.status)).toEqual(Array(8).fill(200));
       const stored = first.filter((r) => !r.body.deduped);
       expect(stored).toHaveLength(1);
-      expect(new Set(first.map((r) => r.body.memory_id))).toEqual(new Set([stored[0]!.body.memory_id]));
-      const replays = await Promise.all(keys.map((key) => write({ ...body, idempotency_key: key })));
+      expect(new Set(first.map((r) => r.body.memory_id))).toEqual(
+        new Set([stored[0]!.body.memory_id]),
+      );
+      const replays = await Promise.all(
+        keys.map((key) => write({ ...body, idempotency_key: key })),
+      );
       expect(replays.map((r) => r.body)).toEqual(first.map((r) => r.body));
       const rows = await t.database.db.select().from(memories).where(eq(memories.ownerId, 'finn'));
       expect(rows).toHaveLength(1);
@@ -182,14 +224,18 @@ describeDb('POST /v1/memories', () => {
   });
 
   it('stores text, owner, metadata and chunks with quotes, backslashes, braces and non-ASCII as sent', async () => {
-    const text = 'Gus wrote "hi" to O\'Brien: a \\ back\\slash, {braces}, [1,2], $1 and :name,\nthen ünïcödé — 🐝';
+    const text =
+      'Gus wrote "hi" to O\'Brien: a \\ back\\slash, {braces}, [1,2], $1 and :name,\nthen ünïcödé — 🐝';
     const metadata = { note: 'a "quoted" \\ value, {x}', n: 2.5, ok: true, none: null };
     const owner = 'gus "the" \\ o\'neil';
     const res = await write({ text, user_id: owner, metadata, namespace: 'n,{1}' });
     expect(res.status).toBe(200);
     const got = await read(res.body.memory_id);
     expect(got.body).toMatchObject({ text, metadata, owner_id: owner, namespace: 'n,{1}' });
-    const chunks = await t.database.db.select().from(memoryChunks).where(eq(memoryChunks.memoryId, res.body.memory_id));
+    const chunks = await t.database.db
+      .select()
+      .from(memoryChunks)
+      .where(eq(memoryChunks.memoryId, res.body.memory_id));
     expect(chunks.map((chunk) => chunk.text)).toEqual([text]);
     expect(chunks[0]!.embedding).toHaveLength(256);
     const again = await write({ text, user_id: owner, metadata, namespace: 'n,{1}' });
@@ -198,8 +244,14 @@ describeDb('POST /v1/memories', () => {
 
   describe('dedupe', () => {
     it('returns the existing memory for an exact or near duplicate of the same owner and space', async () => {
-      const original = await write({ text: 'Frank drives a blue Volvo station wagon to work every single day', user_id: 'frank' });
-      const exact = await write({ text: 'frank drives a BLUE volvo station-wagon to work, every single day!', user_id: 'frank' });
+      const original = await write({
+        text: 'Frank drives a blue Volvo station wagon to work every single day',
+        user_id: 'frank',
+      });
+      const exact = await write({
+        text: 'frank drives a BLUE volvo station-wagon to work, every single day!',
+        user_id: 'frank',
+      });
       expect(exact.body).toEqual({
         memory_id: original.body.memory_id,
         stored: true,
@@ -207,14 +259,25 @@ describeDb('POST /v1/memories', () => {
         dedupe_kind: 'near',
         extraction: { status: 'skipped', reason: 'none' },
       });
-      const near = await write({ text: 'Frank drives a blue Volvo station wagon to work every single day now', user_id: 'frank' });
-      expect(near.body).toMatchObject({ memory_id: original.body.memory_id, deduped: true, dedupe_kind: 'near' });
+      const near = await write({
+        text: 'Frank drives a blue Volvo station wagon to work every single day now',
+        user_id: 'frank',
+      });
+      expect(near.body).toMatchObject({
+        memory_id: original.body.memory_id,
+        deduped: true,
+        dedupe_kind: 'near',
+      });
     });
 
     it('returns a semantic duplicate when the embeddings are nearly the same but the words differ', async () => {
       const original = await write({ text: 'I love hiking in the mountains', user_id: 'gina' });
       const semantic = await write({ text: 'Loved hiking mountains!', user_id: 'gina' });
-      expect(semantic.body).toMatchObject({ memory_id: original.body.memory_id, deduped: true, dedupe_kind: 'semantic' });
+      expect(semantic.body).toMatchObject({
+        memory_id: original.body.memory_id,
+        deduped: true,
+        dedupe_kind: 'semantic',
+      });
     });
 
     it('does not dedupe across owners, spaces or workspaces', async () => {
@@ -233,25 +296,45 @@ describeDb('POST /v1/memories', () => {
   describe('supersession', () => {
     it('marks the replaced memory and reports it', async () => {
       const old = await write({ text: 'Jane lives in Paris', user_id: 'jane' });
-      const res = await write({ text: 'Jane moved to Berlin', user_id: 'jane', replaces_memory_id: old.body.memory_id });
+      const res = await write({
+        text: 'Jane moved to Berlin',
+        user_id: 'jane',
+        replaces_memory_id: old.body.memory_id,
+      });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
         superseded_memory_id: old.body.memory_id,
         intelligence: { conflict_state: 'resolved' },
       });
       const replaced = await read(old.body.memory_id);
-      expect(replaced.body).toMatchObject({ lifecycle_state: 'replaced', replaced_by_memory_id: res.body.memory_id });
+      expect(replaced.body).toMatchObject({
+        lifecycle_state: 'replaced',
+        replaced_by_memory_id: res.body.memory_id,
+      });
       // Rewriting the same text on purpose is not a duplicate of what it replaces.
-      const again = await write({ text: 'Jane moved to Berlin', user_id: 'jane', replaces_memory_id: res.body.memory_id });
+      const again = await write({
+        text: 'Jane moved to Berlin',
+        user_id: 'jane',
+        replaces_memory_id: res.body.memory_id,
+      });
       expect(again.body.deduped).toBeUndefined();
     });
 
     it('refuses to replace a memory of another owner or workspace', async () => {
       const kate = await write({ text: 'Kate is vegetarian', user_id: 'kate' });
-      const otherOwner = await write({ text: 'Leo is vegan', user_id: 'leo', replaces_memory_id: kate.body.memory_id });
+      const otherOwner = await write({
+        text: 'Leo is vegan',
+        user_id: 'leo',
+        replaces_memory_id: kate.body.memory_id,
+      });
       expect(otherOwner.status).toBe(400);
-      expect(otherOwner.body.error.details).toEqual({ replaces_memory_id: ['is not a memory of this owner in this workspace'] });
-      const otherWorkspace = await write({ text: 'Kate eats fish', user_id: 'kate', replaces_memory_id: kate.body.memory_id }, other);
+      expect(otherOwner.body.error.details).toEqual({
+        replaces_memory_id: ['is not a memory of this owner in this workspace'],
+      });
+      const otherWorkspace = await write(
+        { text: 'Kate eats fish', user_id: 'kate', replaces_memory_id: kate.body.memory_id },
+        other,
+      );
       expect(otherWorkspace.status).toBe(400);
       expect((await read(kate.body.memory_id)).body.lifecycle_state).toBe('active');
     });
@@ -263,17 +346,26 @@ describeDb('POST /v1/memories', () => {
     expect(scanned.body.safety).toEqual({ pii_hints: ['email', 'phone'] });
     const plain = await write({ text: 'Mia prefers email over calls', user_id: 'mia' });
     expect(plain.body.safety).toBeUndefined();
-    const clean = await write({ text: 'Mia likes sailing', user_id: 'mia' }, t.tenant, { 'x-safety-pii-scan': '1' });
+    const clean = await write({ text: 'Mia likes sailing', user_id: 'mia' }, t.tenant, {
+      'x-safety-pii-scan': '1',
+    });
     expect(clean.body.safety).toBeUndefined();
   });
 
   it('writes the audit record of a write exactly once, inside the write', async () => {
-    const res = await write({ text: 'Nora audits everything', user_id: 'nora' }, t.tenant, { 'x-request-id': 'write-audit-1' });
+    const res = await write({ text: 'Nora audits everything', user_id: 'nora' }, t.tenant, {
+      'x-request-id': 'write-audit-1',
+    });
     expect(res.status).toBe(200);
     await t.deps.audit.drain();
     const rows = await listAuditRecords(t.database.db, { requestId: 'write-audit-1' });
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ method: 'POST', path: '/v1/memories', status: 200, workspaceId: t.tenant.workspaceId });
+    expect(rows[0]).toMatchObject({
+      method: 'POST',
+      path: '/v1/memories',
+      status: 200,
+      workspaceId: t.tenant.workspaceId,
+    });
   });
 
   it('deletes a written memory with its chunks and links', async () => {
@@ -284,10 +376,22 @@ describeDb('POST /v1/memories', () => {
       sourceMemoryId: a.body.memory_id,
       targetMemoryId: b.body.memory_id,
     });
-    const del = await request(t.app).delete(`/v1/memories/${a.body.memory_id}`).set('x-api-key', t.tenant.apiKey);
+    const del = await request(t.app)
+      .delete(`/v1/memories/${a.body.memory_id}`)
+      .set('x-api-key', t.tenant.apiKey);
     expect(del.body).toEqual({ id: a.body.memory_id, deleted: true });
-    expect(await t.database.db.select().from(memoryChunks).where(eq(memoryChunks.memoryId, a.body.memory_id))).toEqual([]);
-    expect(await t.database.db.select().from(memoryLinks).where(eq(memoryLinks.sourceMemoryId, a.body.memory_id))).toEqual([]);
+    expect(
+      await t.database.db
+        .select()
+        .from(memoryChunks)
+        .where(eq(memoryChunks.memoryId, a.body.memory_id)),
+    ).toEqual([]);
+    expect(
+      await t.database.db
+        .select()
+        .from(memoryLinks)
+        .where(eq(memoryLinks.sourceMemoryId, a.body.memory_id)),
+    ).toEqual([]);
     expect((await read(b.body.memory_id)).status).toBe(200);
   });
 });
@@ -295,7 +399,9 @@ describeDb('POST /v1/memories', () => {
 /** Embeds like the local provider, except that one text makes the chunk insert fail. */
 class PoisonedEmbeddings extends LocalEmbeddingProvider implements EmbeddingProvider {
   override async embed(texts: string[]): Promise<number[][]> {
-    return texts.map((text) => (text.includes('poison') ? Array(256).fill(Number.NaN) : this.embedOne(text)));
+    return texts.map((text) =>
+      text.includes('poison') ? Array(256).fill(Number.NaN) : this.embedOne(text),
+    );
   }
 }
 
@@ -307,20 +413,32 @@ describeDb('POST /v1/memories atomicity', () => {
   afterAll(async () => t?.close());
 
   it('leaves nothing half-written when the transaction fails, and still audits the failure', async () => {
-    const old = await request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send({ text: 'Pia lives in Rome', user_id: 'pia' });
+    const old = await request(t.app)
+      .post('/v1/memories')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ text: 'Pia lives in Rome', user_id: 'pia' });
     const res = await request(t.app)
       .post('/v1/memories')
       .set('x-api-key', t.tenant.apiKey)
       .set('x-request-id', 'poisoned-write-1')
-      .send({ text: 'Pia moved, poison pill', user_id: 'pia', replaces_memory_id: old.body.memory_id, idempotency_key: 'pia-poison-0001' });
+      .send({
+        text: 'Pia moved, poison pill',
+        user_id: 'pia',
+        replaces_memory_id: old.body.memory_id,
+        idempotency_key: 'pia-poison-0001',
+      });
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('INTERNAL');
     const rows = await t.database.db.select().from(memories).where(eq(memories.ownerId, 'pia'));
-    expect(rows.map((row) => [row.text, row.lifecycleState])).toEqual([['Pia lives in Rome', 'active']]);
-    const retry = await request(t.app)
-      .post('/v1/memories')
-      .set('x-api-key', t.tenant.apiKey)
-      .send({ text: 'Pia moved to Milan', user_id: 'pia', replaces_memory_id: old.body.memory_id, idempotency_key: 'pia-poison-0001' });
+    expect(rows.map((row) => [row.text, row.lifecycleState])).toEqual([
+      ['Pia lives in Rome', 'active'],
+    ]);
+    const retry = await request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send({
+      text: 'Pia moved to Milan',
+      user_id: 'pia',
+      replaces_memory_id: old.body.memory_id,
+      idempotency_key: 'pia-poison-0001',
+    });
     // The key was not consumed by the failed write; a different payload may still use it.
     expect(retry.status).toBe(200);
     await t.deps.audit.drain();

@@ -24,11 +24,19 @@ describeDb('GET /v1/openapi.json', () => {
     expect(routes.length).toBeGreaterThanOrEqual(10);
     for (const route of routes) {
       const openApiPath = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-      expect(document.paths[openApiPath]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
+      expect(
+        document.paths[openApiPath]?.[route.method.toLowerCase()],
+        `${route.method} ${route.path}`,
+      ).toBeDefined();
     }
-    const operations = Object.values(document.paths as Record<string, object>).flatMap((p) => Object.keys(p));
+    const operations = Object.values(document.paths as Record<string, object>).flatMap((p) =>
+      Object.keys(p),
+    );
     expect(operations).toHaveLength(routes.length);
-    expect(document.paths['/v1/memories'].post.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+    expect(document.paths['/v1/memories'].post.security).toEqual([
+      { bearerAuth: [] },
+      { apiKeyHeader: [] },
+    ]);
     expect(document.paths['/healthz'].get.security).toEqual([]);
   });
 });

@@ -21,13 +21,22 @@ describeDb('search with the Cohere-style HTTP reranker', () => {
         const body = (await request.json()) as { query: string; documents: string[] };
         // Prefers documents mentioning rugby, whatever recall thought.
         return HttpResponse.json({
-          results: body.documents.map((doc, index) => ({ index, relevance_score: doc.includes('rugby') ? 0.99 : 0.01 })),
+          results: body.documents.map((doc, index) => ({
+            index,
+            relevance_score: doc.includes('rugby') ? 0.99 : 0.01,
+          })),
         });
       }),
     );
-    t = await createTestApp({ MNEMO_RERANK_PROVIDER: 'http', MNEMO_RERANK_BASE_URL: 'http://rerank.test/v1' });
+    t = await createTestApp({
+      MNEMO_RERANK_PROVIDER: 'http',
+      MNEMO_RERANK_BASE_URL: 'http://rerank.test/v1',
+    });
     for (const text of ['Ravi plays football', 'Ravi sometimes plays rugby']) {
-      await request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send({ text, user_id: 'ravi' });
+      await request(t.app)
+        .post('/v1/memories')
+        .set('x-api-key', t.tenant.apiKey)
+        .send({ text, user_id: 'ravi' });
     }
   });
   afterAll(async () => {
@@ -36,7 +45,10 @@ describeDb('search with the Cohere-style HTTP reranker', () => {
   });
 
   const search = () =>
-    request(t.app).post('/v1/search').set('x-api-key', t.tenant.apiKey).send({ query: 'Ravi plays football', user_id: 'ravi', retrieval_profile: 'precision' });
+    request(t.app)
+      .post('/v1/search')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ query: 'Ravi plays football', user_id: 'ravi', retrieval_profile: 'precision' });
 
   it('reorders candidates by the reranker’s scores', async () => {
     const res = await search();

@@ -17,38 +17,63 @@ describeDb('extraction into child memories', () => {
   });
   afterAll(async () => t?.close());
 
-  const write = (body: object) => request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send(body);
+  const write = (body: object) =>
+    request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send(body);
 
   it('splits a paragraph into linked, searchable children', async () => {
     const res = await write({ text: PARAGRAPH, user_id: 'ana' });
     expect(res.body.extraction).toEqual({ status: 'run' });
-    const children = await t.database.db.select().from(memories).where(eq(memories.parentMemoryId, res.body.memory_id));
+    const children = await t.database.db
+      .select()
+      .from(memories)
+      .where(eq(memories.parentMemoryId, res.body.memory_id));
     expect(children.length).toBeGreaterThanOrEqual(4);
     expect(children.length).toBeLessThanOrEqual(10);
     const byText = new Map(children.map((child) => [child.text, child.memoryType]));
     expect(byText.get('I love hiking.')).toBe('preference');
     expect(byText.get('I need to renew my passport before June.')).toBe('task');
-    expect(children.every((child) => child.sourceWeight === 0.8 && child.ownerId === 'ana')).toBe(true);
-    const links = await t.database.db.select().from(memoryLinks).where(eq(memoryLinks.sourceMemoryId, res.body.memory_id));
+    expect(children.every((child) => child.sourceWeight === 0.8 && child.ownerId === 'ana')).toBe(
+      true,
+    );
+    const links = await t.database.db
+      .select()
+      .from(memoryLinks)
+      .where(eq(memoryLinks.sourceMemoryId, res.body.memory_id));
     expect(links.map((link) => link.relation)).toEqual(children.map(() => 'extracted'));
 
     const search = await request(t.app)
       .post('/v1/search')
       .set('x-api-key', t.tenant.apiKey)
       .send({ query: 'passport renewal', user_id: 'ana', search_mode: 'keyword' });
-    expect(search.body.results.map((r: { text: string }) => r.text)).toContain('I need to renew my passport before June.');
-    const child = await request(t.app).get(`/v1/memories/${children[0]!.id}`).set('x-api-key', t.tenant.apiKey);
+    expect(search.body.results.map((r: { text: string }) => r.text)).toContain(
+      'I need to renew my passport before June.',
+    );
+    const child = await request(t.app)
+      .get(`/v1/memories/${children[0]!.id}`)
+      .set('x-api-key', t.tenant.apiKey);
     expect(child.body.parent_memory_id).toBe(res.body.memory_id);
-    expect(child.body.lifecycle_events.map((e: { event: string }) => e.event)).toEqual(['extracted']);
+    expect(child.body.lifecycle_events.map((e: { event: string }) => e.event)).toEqual([
+      'extracted',
+    ]);
   });
 
   it('stores only the parent with extract: false, and skips low-importance text', async () => {
-    const off = await write({ text: PARAGRAPH.replace('Berlin', 'Hamburg'), user_id: 'ben', extract: false });
+    const off = await write({
+      text: PARAGRAPH.replace('Berlin', 'Hamburg'),
+      user_id: 'ben',
+      extract: false,
+    });
     expect(off.body.extraction).toEqual({ status: 'skipped', reason: 'user_disabled' });
-    const low = await write({ text: PARAGRAPH.replace('Berlin', 'Munich'), user_id: 'cem', importance: 0.05 });
+    const low = await write({
+      text: PARAGRAPH.replace('Berlin', 'Munich'),
+      user_id: 'cem',
+      importance: 0.05,
+    });
     expect(low.body.extraction).toEqual({ status: 'skipped', reason: 'low_importance' });
     for (const id of [off.body.memory_id, low.body.memory_id]) {
-      expect(await t.database.db.select().from(memories).where(eq(memories.parentMemoryId, id))).toEqual([]);
+      expect(
+        await t.database.db.select().from(memories).where(eq(memories.parentMemoryId, id)),
+      ).toEqual([]);
     }
   });
 });
@@ -91,19 +116,34 @@ describeDb('extraction through an OpenAI-compatible model', () => {
   });
 
   it('stores the model’s children, and degrades honestly when it times out', async () => {
-    const ok = await request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send({ text: 'Dana lives in Porto and prefers window seats when flying.', user_id: 'dana' });
+    const ok = await request(t.app)
+      .post('/v1/memories')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ text: 'Dana lives in Porto and prefers window seats when flying.', user_id: 'dana' });
     expect(ok.body.extraction).toEqual({ status: 'run' });
-    const children = await t.database.db.select().from(memories).where(eq(memories.parentMemoryId, ok.body.memory_id));
+    const children = await t.database.db
+      .select()
+      .from(memories)
+      .where(eq(memories.parentMemoryId, ok.body.memory_id));
     expect(children.map((c) => [c.text, c.memoryType]).sort()).toEqual([
       ['Dana lives in Porto.', 'fact'],
       ['Dana prefers window seats.', 'preference'],
     ]);
 
     mode = 'slow';
-    const slow = await request(t.app).post('/v1/memories').set('x-api-key', t.tenant.apiKey).send({ text: 'Eli works at a bakery and bikes to work every day.', user_id: 'eli' });
+    const slow = await request(t.app)
+      .post('/v1/memories')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ text: 'Eli works at a bakery and bikes to work every day.', user_id: 'eli' });
     expect(slow.status).toBe(200);
-    expect(slow.body.extraction).toMatchObject({ status: 'degraded', reason: 'extraction_error', error: expect.stringMatching(/timed out/) });
-    const stored = await request(t.app).get(`/v1/memories/${slow.body.memory_id}`).set('x-api-key', t.tenant.apiKey);
+    expect(slow.body.extraction).toMatchObject({
+      status: 'degraded',
+      reason: 'extraction_error',
+      error: expect.stringMatching(/timed out/),
+    });
+    const stored = await request(t.app)
+      .get(`/v1/memories/${slow.body.memory_id}`)
+      .set('x-api-key', t.tenant.apiKey);
     expect(stored.body.text).toBe('Eli works at a bakery and bikes to work every day.');
   });
 });
@@ -127,14 +167,20 @@ describeDb('POST /admin/memory-hygiene', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.code).toBe('UNAUTHORIZED');
     // An API key is not an admin token.
-    const key = await request(t.app).post('/admin/memory-hygiene').set('x-api-key', t.tenant.apiKey);
+    const key = await request(t.app)
+      .post('/admin/memory-hygiene')
+      .set('x-api-key', t.tenant.apiKey);
     expect(key.status).toBe(401);
   });
 
   it('validates its query', async () => {
     const res = await hygiene('?limit=0&workspace_id=nope&dry_run=maybe');
     expect(res.status).toBe(400);
-    expect(Object.keys(res.body.error.details).sort()).toEqual(['dry_run', 'limit', 'workspace_id']);
+    expect(Object.keys(res.body.error.details).sort()).toEqual([
+      'dry_run',
+      'limit',
+      'workspace_id',
+    ]);
   });
 
   it('reports near duplicates and expired memories on a dry run, then fixes them', async () => {
@@ -143,27 +189,73 @@ describeDb('POST /admin/memory-hygiene', () => {
     const [a, b, c, expired] = await t.database.db
       .insert(memories)
       .values([
-        { ...base, text: 'Hugo plays the cello in an orchestra', contentHash: 'h1', createdAt: new Date('2026-01-01') },
-        { ...base, text: 'Hugo plays the cello in an orchestra.', contentHash: 'h1', createdAt: new Date('2026-01-02') },
-        { ...base, text: 'Hugo plays the cello in an orchestra on weekends', contentHash: 'h2', createdAt: new Date('2026-01-03') },
-        { ...base, text: 'Hugo is in Vienna today', contentHash: 'h3', expiresAt: new Date(Date.now() - 1000) },
+        {
+          ...base,
+          text: 'Hugo plays the cello in an orchestra',
+          contentHash: 'h1',
+          createdAt: new Date('2026-01-01'),
+        },
+        {
+          ...base,
+          text: 'Hugo plays the cello in an orchestra.',
+          contentHash: 'h1',
+          createdAt: new Date('2026-01-02'),
+        },
+        {
+          ...base,
+          text: 'Hugo plays the cello in an orchestra on weekends',
+          contentHash: 'h2',
+          createdAt: new Date('2026-01-03'),
+        },
+        {
+          ...base,
+          text: 'Hugo is in Vienna today',
+          contentHash: 'h3',
+          expiresAt: new Date(Date.now() - 1000),
+        },
       ])
       .returning({ id: memories.id });
     const dry = await hygiene(`?dry_run=true&workspace_id=${ws}`);
     expect(dry.status).toBe(200);
-    expect(dry.body).toMatchObject({ dry_run: true, expired: { count: 1, memory_ids: [expired!.id] }, duplicates: { count: 1 } });
+    expect(dry.body).toMatchObject({
+      dry_run: true,
+      expired: { count: 1, memory_ids: [expired!.id] },
+      duplicates: { count: 1 },
+    });
     // c adds detail (Jaccard 0.68 < 0.9): a refinement, not a duplicate.
-    expect(dry.body.duplicates.superseded).toEqual([{ memory_id: b!.id, kept_memory_id: a!.id, similarity: 1 }]);
+    expect(dry.body.duplicates.superseded).toEqual([
+      { memory_id: b!.id, kept_memory_id: a!.id, similarity: 1 },
+    ]);
     const untouched = await t.database.db.select().from(memories).where(eq(memories.ownerId, 'hy'));
     expect(untouched.every((m) => m.lifecycleState === 'active')).toBe(true);
 
     const real = await hygiene(`?workspace_id=${ws}`);
-    expect(real.body).toMatchObject({ dry_run: false, expired: { count: 1 }, duplicates: { count: 1 } });
-    const states = new Map((await t.database.db.select().from(memories).where(eq(memories.ownerId, 'hy'))).map((m) => [m.id, m.lifecycleState]));
-    expect([a, b, c, expired].map((m) => states.get(m!.id))).toEqual(['active', 'replaced', 'active', 'archived']);
-    const view = await request(t.app).get(`/v1/memories/${b!.id}`).set('x-api-key', t.tenant.apiKey);
+    expect(real.body).toMatchObject({
+      dry_run: false,
+      expired: { count: 1 },
+      duplicates: { count: 1 },
+    });
+    const states = new Map(
+      (await t.database.db.select().from(memories).where(eq(memories.ownerId, 'hy'))).map((m) => [
+        m.id,
+        m.lifecycleState,
+      ]),
+    );
+    expect([a, b, c, expired].map((m) => states.get(m!.id))).toEqual([
+      'active',
+      'replaced',
+      'active',
+      'archived',
+    ]);
+    const view = await request(t.app)
+      .get(`/v1/memories/${b!.id}`)
+      .set('x-api-key', t.tenant.apiKey);
     expect(view.body.lifecycle_events).toEqual([
-      expect.objectContaining({ event: 'replaced', rule: 'hygiene_duplicate', related_memory_id: a!.id }),
+      expect.objectContaining({
+        event: 'replaced',
+        rule: 'hygiene_duplicate',
+        related_memory_id: a!.id,
+      }),
     ]);
     const again = await hygiene(`?workspace_id=${ws}`);
     expect(again.body).toMatchObject({ expired: { count: 0 }, duplicates: { count: 0 } });

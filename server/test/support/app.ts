@@ -33,7 +33,10 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);
-  const deps = { ...(await createDeps(config, createLogger(config.logLevel), database)), ...overrides };
+  const deps = {
+    ...(await createDeps(config, createLogger(config.logLevel), database)),
+    ...overrides,
+  };
   const addTenant = async (name = 'test'): Promise<TestTenant> => {
     const workspace = await createWorkspace(database.db, { name });
     const key = await deps.apiKeys.mint(workspace.id, 'test');

@@ -32,7 +32,12 @@ describe('loadConfig', () => {
     expect(config.databaseUrl).toBe('postgres://u@h/db');
     expect(config.allowedOrigins).toEqual(['https://a.example', 'http://localhost:3000']);
     expect(config.maxBodyBytes).toBe(4096);
-    expect(config.embeddings).toMatchObject({ provider: 'openai', model: 'text-embedding-3-small', dimensions: 1536, sendDimensions: false });
+    expect(config.embeddings).toMatchObject({
+      provider: 'openai',
+      model: 'text-embedding-3-small',
+      dimensions: 1536,
+      sendDimensions: false,
+    });
   });
 
   it('treats empty strings as unset', () => {
@@ -43,7 +48,9 @@ describe('loadConfig', () => {
   });
 
   it('refuses invalid values with a message naming each variable', () => {
-    expect(() => loadConfig({ PORT: 'eighty', MNEMO_BOOTSTRAP_API_KEY: 'short' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: 'eighty', MNEMO_BOOTSTRAP_API_KEY: 'short' })).toThrow(
+      ConfigError,
+    );
     try {
       loadConfig({ PORT: 'eighty', MNEMO_BOOTSTRAP_API_KEY: 'short' });
     } catch (error) {

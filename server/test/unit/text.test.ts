@@ -10,7 +10,10 @@ describe('local embedding provider', () => {
   const provider = new LocalEmbeddingProvider();
 
   it('is deterministic, unit length and of its declared dimension', async () => {
-    const [a, b] = await provider.embed(['Alice prefers oat milk', 'Alice prefers oat milk'], 'document');
+    const [a, b] = await provider.embed(
+      ['Alice prefers oat milk', 'Alice prefers oat milk'],
+      'document',
+    );
     expect(a).toEqual(b);
     expect(a).toHaveLength(provider.dimension);
     expect(Math.hypot(...(a ?? []))).toBeCloseTo(1, 10);
@@ -40,14 +43,24 @@ describe('canonical text and dedupe similarity', () => {
   });
 
   it('scores near duplicates high and reordered or different text low', () => {
-    expect(lexicalSimilarity('Frank drives a blue Volvo to work', 'Frank drives a blue Volvo to work today')).toBeGreaterThan(0.8);
+    expect(
+      lexicalSimilarity(
+        'Frank drives a blue Volvo to work',
+        'Frank drives a blue Volvo to work today',
+      ),
+    ).toBeGreaterThan(0.8);
     expect(lexicalSimilarity('dog bites man', 'man bites dog')).toBeLessThan(0.6);
     expect(lexicalSimilarity('I like tea', 'Bob plays chess')).toBe(0);
   });
 
   it('stems the forms a memory is written in', () => {
     expect(['moved', 'moving', 'moves'].map(stem)).toEqual(['move', 'move', 'move']);
-    expect(['cities', 'loved', 'hiking', 'running'].map(stem)).toEqual(['city', 'love', 'hike', 'run']);
+    expect(['cities', 'loved', 'hiking', 'running'].map(stem)).toEqual([
+      'city',
+      'love',
+      'hike',
+      'run',
+    ]);
   });
 });
 

@@ -22,11 +22,17 @@ export interface ClaimHolder {
   confidence: number | null;
 }
 
-export async function insertLifecycleEvents(db: Queryable, events: NewMemoryLifecycleEvent[]): Promise<void> {
+export async function insertLifecycleEvents(
+  db: Queryable,
+  events: NewMemoryLifecycleEvent[],
+): Promise<void> {
   if (events.length > 0) await db.insert(memoryLifecycleEvents).values(events);
 }
 
-export async function lifecycleEventsFor(db: Database, memoryIds: string[]): Promise<MemoryLifecycleEvent[]> {
+export async function lifecycleEventsFor(
+  db: Database,
+  memoryIds: string[],
+): Promise<MemoryLifecycleEvent[]> {
   if (memoryIds.length === 0) return [];
   return db
     .select()
@@ -43,7 +49,11 @@ export async function markMemoryState(
 ): Promise<void> {
   await db
     .update(memories)
-    .set({ lifecycleState: state, ...(replacedBy ? { replacedByMemoryId: replacedBy } : {}), updatedAt: new Date() })
+    .set({
+      lifecycleState: state,
+      ...(replacedBy ? { replacedByMemoryId: replacedBy } : {}),
+      updatedAt: new Date(),
+    })
     .where(eq(memories.id, id));
 }
 
@@ -54,9 +64,13 @@ export async function rewriteMemory(
   fields: Partial<NewMemory>,
   chunks: Array<Omit<NewMemoryChunk, 'memoryId'>>,
 ): Promise<void> {
-  await db.update(memories).set({ ...fields, updatedAt: new Date() }).where(eq(memories.id, id));
+  await db
+    .update(memories)
+    .set({ ...fields, updatedAt: new Date() })
+    .where(eq(memories.id, id));
   await db.delete(memoryChunks).where(eq(memoryChunks.memoryId, id));
-  if (chunks.length > 0) await db.insert(memoryChunks).values(chunks.map((chunk) => ({ ...chunk, memoryId: id })));
+  if (chunks.length > 0)
+    await db.insert(memoryChunks).values(chunks.map((chunk) => ({ ...chunk, memoryId: id })));
 }
 
 /** Live memories whose `expires_at` has passed (oldest first). */
@@ -114,7 +128,17 @@ export async function liveMemoriesOfCrowdedSpaces(
       createdAt: memories.createdAt,
     })
     .from(memories)
-    .where(and(eq(memories.lifecycleState, 'active'), workspaceId ? eq(memories.workspaceId, workspaceId) : undefined))
-    .orderBy(asc(memories.workspaceId), asc(memories.ownerType), asc(memories.ownerId), asc(memories.createdAt))
+    .where(
+      and(
+        eq(memories.lifecycleState, 'active'),
+        workspaceId ? eq(memories.workspaceId, workspaceId) : undefined,
+      ),
+    )
+    .orderBy(
+      asc(memories.workspaceId),
+      asc(memories.ownerType),
+      asc(memories.ownerId),
+      asc(memories.createdAt),
+    )
     .limit(limit);
 }

@@ -71,7 +71,11 @@ export async function listMemories(
 }
 
 /** Deletes a memory of this workspace; chunks and links go with it (foreign-key cascade). */
-export async function deleteMemoryById(db: Database, workspaceId: string, id: string): Promise<boolean> {
+export async function deleteMemoryById(
+  db: Database,
+  workspaceId: string,
+  id: string,
+): Promise<boolean> {
   const deleted = await db
     .delete(memories)
     .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)))

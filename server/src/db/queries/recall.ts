@@ -68,11 +68,14 @@ export function memoryFilterConditions(filter: RecallFilter): SQL[] {
   ];
   if (filter.scope !== undefined) conditions.push(eq(memories.scope, filter.scope));
   if (filter.namespace !== undefined) conditions.push(eq(memories.namespace, filter.namespace));
-  if (filter.containerTag !== undefined) conditions.push(eq(memories.containerTag, filter.containerTag));
+  if (filter.containerTag !== undefined)
+    conditions.push(eq(memories.containerTag, filter.containerTag));
   if (filter.memoryTypes?.length) conditions.push(inArray(memories.memoryType, filter.memoryTypes));
   const entries = Object.entries(filter.metadata ?? {});
   if (entries.length > 0) {
-    const matches = entries.map(([key, value]) => sql`${memories.metadata} @> ${JSON.stringify({ [key]: value })}::jsonb`);
+    const matches = entries.map(
+      ([key, value]) => sql`${memories.metadata} @> ${JSON.stringify({ [key]: value })}::jsonb`,
+    );
     conditions.push(filter.metadataMode === 'or' ? or(...matches) : and(...matches));
   }
   if (filter.createdFrom) conditions.push(gte(memories.createdAt, filter.createdFrom));
@@ -96,7 +99,12 @@ const recalledColumns = {
 };
 
 /** Nearest chunks by cosine, among chunks embedded with the query's dimension only. */
-export function vectorRecallQuery(db: Database, filter: RecallFilter, embedding: number[], limit: number) {
+export function vectorRecallQuery(
+  db: Database,
+  filter: RecallFilter,
+  embedding: number[],
+  limit: number,
+) {
   // Ordered by the output column: one distance per row, and the query vector sent once.
   const distance = cosineDistanceTo(embedding).as('distance');
   return db
@@ -149,7 +157,12 @@ const BM25_B = sql.raw(String(0.75));
  * frequencies and IDF follow per lexeme, and each chunk's IDF sum is added in lexeme order, the
  * same floating-point sum as adding a term per lexeme would give.
  */
-export function keywordRecallQuery(db: Database, filter: RecallFilter, query: string, limit: number) {
+export function keywordRecallQuery(
+  db: Database,
+  filter: RecallFilter,
+  query: string,
+  limit: number,
+) {
   const ownerChunks = db
     .select({ count: sql`count(*)` })
     .from(memoryChunks)
@@ -245,7 +258,10 @@ const sessionsPlanPerExecution = new WeakMap<Database, Promise<boolean>>();
 function plansPerExecution(db: Database): Promise<boolean> {
   let known = sessionsPlanPerExecution.get(db);
   if (!known) {
-    known = executeRows<{ mode: string }>(db, sql`select current_setting('plan_cache_mode') as mode`).then(
+    known = executeRows<{ mode: string }>(
+      db,
+      sql`select current_setting('plan_cache_mode') as mode`,
+    ).then(
       ([row]) => row?.mode === 'force_custom_plan',
       () => false,
     );
@@ -261,7 +277,10 @@ const dialect = new PgDialect();
  * trip, and no parse, instead of two round trips: postgres.js describes an unnamed statement's
  * parameters before running it), unnamed otherwise. Raw rows either way.
  */
-export async function recallRows<T extends Record<string, unknown>>(db: Database, query: SQL): Promise<T[]> {
+export async function recallRows<T extends Record<string, unknown>>(
+  db: Database,
+  query: SQL,
+): Promise<T[]> {
   if (!(await plansPerExecution(db))) return executeRows<T>(db, query);
   // Any name makes drizzle prepare; postgres.js names and caches the statement per connection by
   // its text, which depends on the filter's shape only.

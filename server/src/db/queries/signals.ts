@@ -12,12 +12,18 @@ import {
 import type { Queryable } from './memory-writes.js';
 
 /** One multi-row insert (searches record their signals in batches). */
-export async function insertLearningSignals(db: Database, signals: NewLearningSignal[]): Promise<void> {
+export async function insertLearningSignals(
+  db: Database,
+  signals: NewLearningSignal[],
+): Promise<void> {
   if (signals.length === 0) return;
   await db.insert(learningSignals).values(signals);
 }
 
-export async function insertSavedSearch(db: Database, search: typeof savedSearches.$inferInsert): Promise<void> {
+export async function insertSavedSearch(
+  db: Database,
+  search: typeof savedSearches.$inferInsert,
+): Promise<void> {
   await db.insert(savedSearches).values(search);
 }
 
@@ -30,15 +36,24 @@ export async function latestSignalForRequest(
   const [row] = await db
     .select()
     .from(learningSignals)
-    .where(and(eq(learningSignals.workspaceId, workspaceId), eq(learningSignals.requestId, requestId)))
+    .where(
+      and(eq(learningSignals.workspaceId, workspaceId), eq(learningSignals.requestId, requestId)),
+    )
     .orderBy(desc(learningSignals.createdAt), desc(learningSignals.id))
     .limit(1)
     .for('update');
   return row;
 }
 
-export async function setSignalFeedback(db: Queryable, id: string, feedback: string): Promise<void> {
-  await db.update(learningSignals).set({ feedback, feedbackAt: new Date() }).where(eq(learningSignals.id, id));
+export async function setSignalFeedback(
+  db: Queryable,
+  id: string,
+  feedback: string,
+): Promise<void> {
+  await db
+    .update(learningSignals)
+    .set({ feedback, feedbackAt: new Date() })
+    .where(eq(learningSignals.id, id));
 }
 
 /** Adds `delta` to a memory's feedback score, kept within ±limit; returns whether it exists. */
@@ -51,7 +66,9 @@ export async function adjustFeedbackScore(
 ): Promise<boolean> {
   const updated = await db
     .update(memories)
-    .set({ feedbackScore: sql`greatest(${-limit}::real, least(${limit}::real, ${memories.feedbackScore} + ${delta}::real))` })
+    .set({
+      feedbackScore: sql`greatest(${-limit}::real, least(${limit}::real, ${memories.feedbackScore} + ${delta}::real))`,
+    })
     .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, memoryId)))
     .returning({ id: memories.id });
   return updated.length > 0;
@@ -85,7 +102,10 @@ export async function linkedFirstChunks(
     .where(
       and(
         eq(memoryLinks.workspaceId, space.workspaceId),
-        or(inArray(memoryLinks.sourceMemoryId, memoryIds), inArray(memoryLinks.targetMemoryId, memoryIds)),
+        or(
+          inArray(memoryLinks.sourceMemoryId, memoryIds),
+          inArray(memoryLinks.targetMemoryId, memoryIds),
+        ),
       ),
     );
   const hits = new Set(memoryIds);

@@ -31,7 +31,9 @@ export const learningSignals = pgTable(
     feedbackAt: timestamp('feedback_at', { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [index('learning_signals_workspace_request_idx').on(t.workspaceId, t.requestId, t.createdAt)],
+  (t) => [
+    index('learning_signals_workspace_request_idx').on(t.workspaceId, t.requestId, t.createdAt),
+  ],
 );
 
 export type LearningSignal = typeof learningSignals.$inferSelect;

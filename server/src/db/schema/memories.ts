@@ -53,7 +53,10 @@ export const memories = pgTable(
     /** Single-valued facts the text states (subject + attribute = value), for conflict resolution. */
     claims: jsonb('claims').$type<MemoryClaim[]>().notNull().default([]),
     /** `subject|attribute` of each claim, GIN-indexed: "which live memories state this?" */
-    claimKeys: text('claim_keys').array().notNull().default(sql`'{}'::text[]`),
+    claimKeys: text('claim_keys')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     /** `pin` memories and very important ones: ranked as pins, never expire. */
     pinned: boolean('pinned').notNull().default(false),
     /** How much the source is trusted (1 stated by the user; less for extracted or inferred text). */

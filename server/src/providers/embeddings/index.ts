@@ -7,7 +7,10 @@ export type { EmbeddingProvider, EmbeddingPurpose } from './types.js';
 export { EmbeddingError } from './types.js';
 
 /** The one provider that embeds both memories and queries, as configured. */
-export function createEmbeddingProvider(config: EmbeddingsConfig, fetchImpl?: typeof fetch): EmbeddingProvider {
+export function createEmbeddingProvider(
+  config: EmbeddingsConfig,
+  fetchImpl?: typeof fetch,
+): EmbeddingProvider {
   if (config.provider === 'local') return new LocalEmbeddingProvider();
   return new OpenAIEmbeddingProvider({
     baseUrl: config.baseUrl,

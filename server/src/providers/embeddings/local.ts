@@ -44,7 +44,8 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
 
   embedOne(text: string): number[] {
     const features = new Map<string, number>();
-    const add = (feature: string, weight: number) => features.set(feature, (features.get(feature) ?? 0) + weight);
+    const add = (feature: string, weight: number) =>
+      features.set(feature, (features.get(feature) ?? 0) + weight);
 
     // Only stopwords ("is it?") still deserve a direction, and so does text with no words at
     // all: a zero vector has no cosine.
@@ -67,7 +68,8 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       const hash = fnv1a(feature);
       const sign = hash & 0x80000000 ? -1 : 1;
       // Sub-linear term frequency: a word said five times is not five times the topic.
-      vector[hash % this.dimension]! += sign * (1 + Math.log(weight > 1 ? weight : 1)) * Math.min(weight, 1);
+      vector[hash % this.dimension]! +=
+        sign * (1 + Math.log(weight > 1 ? weight : 1)) * Math.min(weight, 1);
     }
     let norm = 0;
     for (const value of vector) norm += value * value;

@@ -14,7 +14,8 @@ export function createReranker(config: RerankConfig): Reranker | undefined {
     case 'local':
       return new LocalReranker();
     case 'http':
-      if (!config.baseUrl) throw new Error('MNEMO_RERANK_BASE_URL is required for the http reranker');
+      if (!config.baseUrl)
+        throw new Error('MNEMO_RERANK_BASE_URL is required for the http reranker');
       return new HttpReranker({
         baseUrl: config.baseUrl,
         ...(config.model ? { model: config.model } : {}),

@@ -1,5 +1,11 @@
 import type { MemoryMetadata } from '../../db/schema/index.js';
-import { assessConfidence, assessVolatility, claimKey, extractClaims, type Claim } from './analysis.js';
+import {
+  assessConfidence,
+  assessVolatility,
+  claimKey,
+  extractClaims,
+  type Claim,
+} from './analysis.js';
 
 /** Trust in where a memory came from, by `metadata.source` (1 = stated by the user). */
 const SOURCE_WEIGHTS: Record<string, number> = {
@@ -20,7 +26,12 @@ export const EXTRACTED_SOURCE_WEIGHT = 0.8;
 /** At or above this importance a memory is pinned like a `pin`. */
 export const AUTO_PIN_IMPORTANCE = 50;
 
-const TYPE_PRIORITY: Record<string, number> = { pin: 1.3, correction: 1.2, fact: 1.1, preference: 1.1 };
+const TYPE_PRIORITY: Record<string, number> = {
+  pin: 1.3,
+  correction: 1.2,
+  fact: 1.1,
+  preference: 1.1,
+};
 
 export interface MemoryAssessment {
   confidence: number;
@@ -48,7 +59,8 @@ export interface AssessInput {
 
 function sourceWeight(input: AssessInput): number {
   if (input.extracted) return EXTRACTED_SOURCE_WEIGHT;
-  const source = typeof input.metadata.source === 'string' ? input.metadata.source.toLowerCase() : undefined;
+  const source =
+    typeof input.metadata.source === 'string' ? input.metadata.source.toLowerCase() : undefined;
   const base = (source !== undefined ? SOURCE_WEIGHTS[source] : undefined) ?? 1;
   return input.memoryType === 'correction' ? Math.min(1.1, base + 0.1) : base;
 }
@@ -62,12 +74,24 @@ function sourceWeight(input: AssessInput): number {
 export function assessMemory(input: AssessInput, now = new Date()): MemoryAssessment {
   const { confidence, correction } = assessConfidence(input.text, input.memoryType);
   const pinned = input.memoryType === 'pin' || input.importance >= AUTO_PIN_IMPORTANCE;
-  const volatility = assessVolatility(input.text, pinned ? 'pin' : input.memoryType, input.effectiveAt ?? now);
+  const volatility = assessVolatility(
+    input.text,
+    pinned ? 'pin' : input.memoryType,
+    input.effectiveAt ?? now,
+  );
   const claims = extractClaims(input.text);
   const weight = sourceWeight(input);
-  const x = confidence * weight * (TYPE_PRIORITY[input.memoryType] ?? 1) * Math.pow(input.importance, 0.25);
+  const x =
+    confidence * weight * (TYPE_PRIORITY[input.memoryType] ?? 1) * Math.pow(input.importance, 0.25);
   const priorityScore = Math.round((1 - Math.exp(-x)) * 1000) / 1000;
-  const priorityTier = pinned || priorityScore >= 0.85 ? 'critical' : priorityScore >= 0.65 ? 'high' : priorityScore >= 0.4 ? 'normal' : 'low';
+  const priorityTier =
+    pinned || priorityScore >= 0.85
+      ? 'critical'
+      : priorityScore >= 0.65
+        ? 'high'
+        : priorityScore >= 0.4
+          ? 'normal'
+          : 'low';
   return {
     confidence,
     volatility: volatility.volatility,

@@ -45,7 +45,10 @@ interface Block {
  * `citations[k]` maps number `i` to its chunk and memory. Blocks stop before the text would pass
  * MAX_CONTEXT_CHARS; `context_blocks` counts the blocks included.
  */
-export async function buildContext(deps: SearchDeps, request: SearchRequest): Promise<ContextResponse> {
+export async function buildContext(
+  deps: SearchDeps,
+  request: SearchRequest,
+): Promise<ContextResponse> {
   const outcome = await searchMemories(deps, request);
   const blocks: Block[] = outcome.hits.map((hit) => ({
     chunkId: hit.chunkId,
@@ -64,7 +67,9 @@ export async function buildContext(deps: SearchDeps, request: SearchRequest): Pr
     .map((chunk) => {
       const lexical = wordCoverage(outcome.queryTerms, chunk.text);
       const semantic =
-        outcome.queryEmbedding && chunk.embedding && chunk.embeddingDimension === outcome.queryEmbedding.length
+        outcome.queryEmbedding &&
+        chunk.embedding &&
+        chunk.embeddingDimension === outcome.queryEmbedding.length
           ? cosine(outcome.queryEmbedding, chunk.embedding)
           : 0;
       return { chunk, relevance: Math.max(lexical, semantic) };
@@ -88,16 +93,26 @@ export async function buildContext(deps: SearchDeps, request: SearchRequest): Pr
   let length = 0;
   for (const block of blocks) {
     const i = citations.length + 1;
-    const header = block.linkedTo !== undefined && !lines.includes('Linked memories:') ? ['', 'Linked memories:'] : [];
+    const header =
+      block.linkedTo !== undefined && !lines.includes('Linked memories:')
+        ? ['', 'Linked memories:']
+        : [];
     const line = `[${i}] ${block.text}${block.linkedTo ? ` (linked to [${block.linkedTo}])` : ''}`;
     const added = [...header, line].join('\n').length + 1;
     if (length + added > MAX_CONTEXT_CHARS) break;
     lines.push(...header, line);
     length += added;
-    citations.push({ i, chunk_id: block.chunkId, memory_id: block.memoryId, chunk_index: block.chunkIndex });
+    citations.push({
+      i,
+      chunk_id: block.chunkId,
+      memory_id: block.memoryId,
+      chunk_index: block.chunkIndex,
+    });
   }
   const contextText =
-    citations.length === 0 ? '' : ['Relevant memories (most relevant first; cite by number):', ...lines].join('\n');
+    citations.length === 0
+      ? ''
+      : ['Relevant memories (most relevant first; cite by number):', ...lines].join('\n');
 
   return {
     context_text: contextText,

@@ -1,6 +1,11 @@
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
-import { keywordRecall, vectorRecall, type RecallFilter, type RecalledChunk } from '../../db/queries/recall.js';
+import {
+  keywordRecall,
+  vectorRecall,
+  type RecallFilter,
+  type RecalledChunk,
+} from '../../db/queries/recall.js';
 import { insertLearningSignals, insertSavedSearch } from '../../db/queries/signals.js';
 import { ApiError } from '../../http/errors.js';
 import type { Logger } from '../../logger.js';
@@ -72,37 +77,60 @@ export function recallFilter(workspaceId: string, payload: SearchPayload): Recal
     ...(payload.namespace !== undefined ? { namespace: payload.namespace } : {}),
     ...(payload.containerTag !== undefined ? { containerTag: payload.containerTag } : {}),
     ...(types ? { memoryTypes: types } : {}),
-    ...(filters.metadata ? { metadata: filters.metadata, metadataMode: filters.filter_mode ?? 'and' } : {}),
+    ...(filters.metadata
+      ? { metadata: filters.metadata, metadataMode: filters.filter_mode ?? 'and' }
+      : {}),
     ...(filters.start_time ? { createdFrom: new Date(filters.start_time) } : {}),
     ...(filters.end_time ? { createdTo: new Date(filters.end_time) } : {}),
   };
 }
 
-async function embedQuery(deps: SearchDeps, query: string, mode: SearchMode): Promise<number[] | undefined> {
+async function embedQuery(
+  deps: SearchDeps,
+  query: string,
+  mode: SearchMode,
+): Promise<number[] | undefined> {
   if (mode === 'keyword') return undefined;
   try {
     const [vector] = await deps.embeddings.embed([query], 'query');
     return vector;
   } catch (error) {
     if (!(error instanceof EmbeddingError)) throw error;
-    if (mode === 'vector') throw new ApiError('INTERNAL', `Query embedding failed: ${error.message}`);
+    if (mode === 'vector')
+      throw new ApiError('INTERNAL', `Query embedding failed: ${error.message}`);
     // Hybrid degrades to keyword recall rather than failing the search.
-    deps.logger.warn({ err: error }, 'query embedding failed; hybrid search falls back to keyword recall');
+    deps.logger.warn(
+      { err: error },
+      'query embedding failed; hybrid search falls back to keyword recall',
+    );
     return undefined;
   }
 }
 
-async function rerank(deps: SearchDeps, query: string, candidates: Candidate[], profile: ProfileSettings): Promise<void> {
+async function rerank(
+  deps: SearchDeps,
+  query: string,
+  candidates: Candidate[],
+  profile: ProfileSettings,
+): Promise<void> {
   if (!deps.reranker || candidates.length === 0) return;
   const top = [...candidates].sort((a, b) => b.relevance - a.relevance).slice(0, profile.rerankTop);
   try {
-    const scores = await deps.reranker.rerank(query, top.map((candidate) => candidate.text));
+    const scores = await deps.reranker.rerank(
+      query,
+      top.map((candidate) => candidate.text),
+    );
     top.forEach((candidate, i) => {
       candidate.rerankScore = scores[i] ?? 0;
-      candidate.relevance = (1 - profile.rerankWeight) * candidate.relevance + profile.rerankWeight * candidate.rerankScore;
+      candidate.relevance =
+        (1 - profile.rerankWeight) * candidate.relevance +
+        profile.rerankWeight * candidate.rerankScore;
     });
   } catch (error) {
-    deps.logger.warn({ err: error, reranker: deps.reranker.name }, 'rerank failed; results keep their fused order');
+    deps.logger.warn(
+      { err: error, reranker: deps.reranker.name },
+      'rerank failed; results keep their fused order',
+    );
   }
 }
 
@@ -121,7 +149,8 @@ function lexicalEvidence(
   if (textHits.length === 0) return (candidate) => wordCoverage(queryTerms, candidate.text);
   const byChunk = new Map(textHits.map((hit) => [hit.chunkId, hit.coverage ?? 0]));
   const ceiling = textHits.length >= limit ? Math.min(...byChunk.values()) : 0;
-  return (candidate) => byChunk.get(candidate.chunkId) ?? Math.min(ceiling, wordCoverage(queryTerms, candidate.text));
+  return (candidate) =>
+    byChunk.get(candidate.chunkId) ?? Math.min(ceiling, wordCoverage(queryTerms, candidate.text));
 }
 
 /** One result per memory: its best-scoring chunk. */
@@ -151,7 +180,9 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
         ...(candidate.vectorRank !== undefined ? (['vector'] as const) : []),
         ...(candidate.textRank !== undefined ? (['text'] as const) : []),
       ],
-      ...(candidate.vectorScore !== undefined ? { vector_score: round(candidate.vectorScore) } : {}),
+      ...(candidate.vectorScore !== undefined
+        ? { vector_score: round(candidate.vectorScore) }
+        : {}),
       ...(candidate.textScore !== undefined ? { text_score: round(candidate.textScore) } : {}),
     };
   }
@@ -163,7 +194,10 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
  * (weighted recall scores + direct evidence) → optional rerank → episode context (hybrid) →
  * lifecycle and learning factors → min_score → one result per memory → page. Records the implicit learning signal in the background.
  */
-export async function searchMemories(deps: SearchDeps, request: SearchRequest): Promise<SearchOutcome> {
+export async function searchMemories(
+  deps: SearchDeps,
+  request: SearchRequest,
+): Promise<SearchOutcome> {
   const { payload } = request;
   const mode: SearchMode = payload.search_mode ?? 'hybrid';
   const profile = PROFILES[payload.retrieval_profile ?? 'balanced'];
@@ -171,8 +205,12 @@ export async function searchMemories(deps: SearchDeps, request: SearchRequest): 
 
   const queryEmbedding = await embedQuery(deps, payload.query, mode);
   const [vectorHits, textHits] = await Promise.all([
-    queryEmbedding ? vectorRecall(deps.db, filter, queryEmbedding, profile.recallLimit) : Promise.resolve<RecalledChunk[]>([]),
-    mode !== 'vector' ? keywordRecall(deps.db, filter, payload.query, profile.recallLimit) : Promise.resolve<RecalledChunk[]>([]),
+    queryEmbedding
+      ? vectorRecall(deps.db, filter, queryEmbedding, profile.recallLimit)
+      : Promise.resolve<RecalledChunk[]>([]),
+    mode !== 'vector'
+      ? keywordRecall(deps.db, filter, payload.query, profile.recallLimit)
+      : Promise.resolve<RecalledChunk[]>([]),
   ]);
 
   const weights = fusionWeights(mode, queryEmbedding !== undefined, deps.embeddings.fusionWeight);
@@ -193,7 +231,9 @@ export async function searchMemories(deps: SearchDeps, request: SearchRequest): 
     candidate.score = applyFactor(candidate.relevance, memoryFactor(candidate, now));
   }
   const minScore = payload.min_score ?? profile.defaultMinScore;
-  const ranked = bestChunkPerMemory(withContext.sort(byScore)).filter((candidate) => candidate.score >= minScore);
+  const ranked = bestChunkPerMemory(withContext.sort(byScore)).filter(
+    (candidate) => candidate.score >= minScore,
+  );
 
   const page = payload.page ?? 1;
   const pageSize = payload.page_size ?? payload.top_k ?? DEFAULT_PAGE_SIZE;
