@@ -1,8 +1,5 @@
 import { buildOpenApiDocument, contract } from '@mnemo/contract';
 import express, { type Express } from 'express';
-import type { AppConfig } from './config.js';
-import type { DatabaseHandle } from './db/client.js';
-import type { StatisticsKeeper } from './db/statistics.js';
 import { apiKeyAuth } from './http/auth.js';
 import { bodyLimit, jsonBody } from './http/body.js';
 import { completion } from './http/completion.js';
@@ -10,46 +7,15 @@ import { errorHandler, notFound } from './http/error-handler.js';
 import { methodGuard } from './http/method-guard.js';
 import { mountContract } from './http/mount.js';
 import { originPolicy } from './http/origin.js';
-import type { RateLimitStore } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
-import type { Logger } from './logger.js';
+import type { AppDeps } from './deps.js';
 import { mcpRoutes } from './mcp/http.js';
 import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
-import type { McpSessionStore } from './mcp/sessions.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountAdminRoutes } from './routes/admin.js';
-import type { EmbeddingProvider } from './providers/embeddings/index.js';
-import type { Reranker } from './providers/rerank/index.js';
-import type { Extractor } from './services/lifecycle/extraction/index.js';
-import type { ApiKeyService } from './services/api-keys.js';
-import type { AuditRecorder } from './services/audit.js';
-import type { BackgroundTasks } from './services/background.js';
-import type { QuotaGate } from './services/quota.js';
-
-export interface AppDeps {
-  config: AppConfig;
-  logger: Logger;
-  database: DatabaseHandle;
-  apiKeys: ApiKeyService;
-  audit: AuditRecorder;
-  /** Embeds memories on write and queries on search: one provider for both. */
-  embeddings: EmbeddingProvider;
-  quota: QuotaGate;
-  /** Undefined: no rerank step. */
-  reranker: Reranker | undefined;
-  /** Splits memories into child memories; undefined when extraction is off. */
-  extractor: Extractor | undefined;
-  /** Learning signals and search history: off the response path. */
-  background: BackgroundTasks;
-  statistics: StatisticsKeeper;
-  /** Rate-limit counters: in memory; a shared store would make limits span instances. */
-  rateLimits: RateLimitStore;
-  /** Open hosted-MCP sessions; closed on shutdown. */
-  mcpSessions: McpSessionStore;
-}
 
 export { MCP_PATHS } from './mcp/paths.js';
 

@@ -1,19 +1,48 @@
-import type { AppDeps } from './app.js';
 import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
-import { MemoryRateLimitStore } from './http/rate-limit.js';
+import { MemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.js';
 import { McpSessionStore } from './mcp/sessions.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
 import { AuditRecorder } from './services/audit.js';
+import type { Extractor } from './services/lifecycle/extraction/index.js';
+import type { QuotaGate } from './services/quota.js';
+import type { EmbeddingProvider } from './providers/embeddings/index.js';
+import type { Reranker } from './providers/rerank/index.js';
 import { BackgroundTasks } from './services/background.js';
 import { unlimitedQuota } from './services/quota.js';
 import { createExtractor } from './services/lifecycle/extraction/index.js';
 import type { MemoryWriteDeps } from './services/memory-write.js';
 import type { SearchDeps } from './services/retrieval/search.js';
+
+/**
+ * Everything the HTTP app, the MCP server and the jobs share: built once by {@link createDeps}
+ * (or by a test), passed down. Declared here, beside its builder, so imports run one way.
+ */
+export interface AppDeps {
+  config: AppConfig;
+  logger: Logger;
+  database: DatabaseHandle;
+  apiKeys: ApiKeyService;
+  audit: AuditRecorder;
+  /** Embeds memories on write and queries on search: one provider for both. */
+  embeddings: EmbeddingProvider;
+  quota: QuotaGate;
+  /** Undefined: no rerank step. */
+  reranker: Reranker | undefined;
+  /** Splits memories into child memories; undefined when extraction is off. */
+  extractor: Extractor | undefined;
+  /** Learning signals and search history: off the response path. */
+  background: BackgroundTasks;
+  statistics: StatisticsKeeper;
+  /** Rate-limit counters: in memory; a shared store would make limits span instances. */
+  rateLimits: RateLimitStore;
+  /** Open hosted-MCP sessions; closed on shutdown. */
+  mcpSessions: McpSessionStore;
+}
 
 /** The services every door (REST and MCP) shares, over one open database. */
 export async function createDeps(

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ApiError } from './errors.js';
+import { ServiceError } from '../errors.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -18,10 +18,10 @@ export function adminAuth({ token }: { token: string | undefined }): RequestHand
     const given = req.get('x-admin-token');
     if (!token)
       return next(
-        new ApiError('UNAUTHORIZED', 'Admin routes are disabled: MNEMO_ADMIN_TOKEN is not set'),
+        new ServiceError('UNAUTHORIZED', 'Admin routes are disabled: MNEMO_ADMIN_TOKEN is not set'),
       );
     if (!given || !sameSecret(given, token))
-      return next(new ApiError('UNAUTHORIZED', 'Missing or invalid x-admin-token'));
+      return next(new ServiceError('UNAUTHORIZED', 'Missing or invalid x-admin-token'));
     next();
   };
 }

@@ -5,7 +5,7 @@ import type { Request, RequestHandler } from 'express';
 import type { Database } from '../db/client.js';
 import { getWorkspaceById } from '../db/queries/workspaces.js';
 import type { ApiKeyService } from '../services/api-keys.js';
-import { ApiError } from './errors.js';
+import { ServiceError } from '../errors.js';
 import { isUuid } from '../ids.js';
 
 declare global {
@@ -53,11 +53,11 @@ async function authenticateInternal(
   { secret, db }: { secret: string; db: Database },
 ): Promise<RequestAuth> {
   if (!sameSecret(req.get('x-internal-secret') ?? '', secret)) {
-    throw new ApiError('UNAUTHORIZED', 'Invalid internal request credentials');
+    throw new ServiceError('UNAUTHORIZED', 'Invalid internal request credentials');
   }
   const workspaceId = req.get('x-workspace-id')?.trim() ?? '';
   if (!isUuid(workspaceId) || !(await getWorkspaceById(db, workspaceId))) {
-    throw new ApiError(
+    throw new ServiceError(
       'UNAUTHORIZED',
       'An internal request must name an existing workspace in x-workspace-id',
     );
@@ -101,13 +101,13 @@ export function apiKeyAuth({
       }
       const key = presentedKey(req.get('authorization'), req.get('x-api-key'));
       if (!key) {
-        throw new ApiError(
+        throw new ServiceError(
           'UNAUTHORIZED',
           'Missing API key: send Authorization: Bearer <key> or x-api-key: <key>',
         );
       }
       const auth = await apiKeys.authenticate(key);
-      if (!auth) throw new ApiError('UNAUTHORIZED', 'Invalid or revoked API key');
+      if (!auth) throw new ServiceError('UNAUTHORIZED', 'Invalid or revoked API key');
       req.auth = auth;
       next();
     } catch (error) {
@@ -118,6 +118,6 @@ export function apiKeyAuth({
 
 /** The caller's tenant, for handlers behind {@link apiKeyAuth}. */
 export function requireAuth(req: { auth?: RequestAuth }): RequestAuth {
-  if (!req.auth) throw new ApiError('UNAUTHORIZED', 'Authentication required');
+  if (!req.auth) throw new ServiceError('UNAUTHORIZED', 'Authentication required');
   return req.auth;
 }

@@ -1,5 +1,6 @@
 import express, { type RequestHandler } from 'express';
-import { ApiError, sendError } from './errors.js';
+import { ServiceError } from '../errors.js';
+import { sendError } from './errors.js';
 
 /**
  * Refuses bodies over the limit from their declared length before reading them, then parses
@@ -20,6 +21,9 @@ export function jsonBody({ maxBytes }: { maxBytes: number }): RequestHandler {
   return express.json({ limit: maxBytes, type: ['application/json', 'application/*+json'] });
 }
 
-export function tooLarge(maxBytes: number): ApiError {
-  return new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${maxBytes} bytes`);
+export function tooLarge(maxBytes: number): ServiceError {
+  return new ServiceError(
+    'PAYLOAD_TOO_LARGE',
+    `Request body exceeds the limit of ${maxBytes} bytes`,
+  );
 }

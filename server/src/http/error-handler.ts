@@ -2,18 +2,19 @@ import { RequestValidationError } from '@ts-rest/express';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
 import { tooLarge } from './body.js';
-import { ApiError, sendError, type ErrorDetails } from './errors.js';
+import { ServiceError, type ErrorDetails } from '../errors.js';
+import { sendError } from './errors.js';
 import { validationError, zodDetails } from './validation.js';
 
 /** The last route: no handler for this path. */
 export function notFound(): RequestHandler {
   return function notFoundHandler(req, res) {
-    sendError(req, res, new ApiError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+    sendError(req, res, new ServiceError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
   };
 }
 
-function toApiError(error: unknown, maxBodyBytes: number): ApiError | undefined {
-  if (error instanceof ApiError) return error;
+function toApiError(error: unknown, maxBodyBytes: number): ServiceError | undefined {
+  if (error instanceof ServiceError) return error;
   if (error instanceof RequestValidationError) {
     const details: ErrorDetails = {};
     if (error.pathParams) zodDetails(error.pathParams, 'path', details);
@@ -24,26 +25,27 @@ function toApiError(error: unknown, maxBodyBytes: number): ApiError | undefined 
   }
   const type = (error as { type?: unknown } | null)?.type;
   if (type === 'entity.parse.failed') {
-    return new ApiError('BAD_REQUEST', 'Malformed JSON in request body', {
+    return new ServiceError('BAD_REQUEST', 'Malformed JSON in request body', {
       body: ['is not valid JSON'],
     });
   }
   if (type === 'entity.too.large') return tooLarge(maxBodyBytes);
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-    return new ApiError('BAD_REQUEST', 'Unsupported body encoding or charset', {
+    return new ServiceError('BAD_REQUEST', 'Unsupported body encoding or charset', {
       body: ['must be UTF-8 JSON'],
     });
   }
-  if (type === 'request.aborted') return new ApiError('BAD_REQUEST', 'Request body was aborted');
+  if (type === 'request.aborted')
+    return new ServiceError('BAD_REQUEST', 'Request body was aborted');
   if (error instanceof URIError) {
-    return new ApiError('BAD_REQUEST', 'Malformed percent-encoding in the request path', {
+    return new ServiceError('BAD_REQUEST', 'Malformed percent-encoding in the request path', {
       path: ['is not valid percent-encoding'],
     });
   }
   // Other client errors raised by Express or its parsers carry a 4xx status.
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new ApiError('BAD_REQUEST', 'Malformed request');
+    return new ServiceError('BAD_REQUEST', 'Malformed request');
   }
   return undefined;
 }
@@ -61,6 +63,6 @@ export function errorHandler({
     const known = toApiError(error, maxBodyBytes);
     if (known) return sendError(req, res, known);
     logger.error({ err: error, request_id: req.requestId }, 'unhandled error');
-    sendError(req, res, new ApiError('INTERNAL', 'Internal server error'));
+    sendError(req, res, new ServiceError('INTERNAL', 'Internal server error'));
   };
 }

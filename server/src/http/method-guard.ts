@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { ApiError, sendError } from './errors.js';
+import { ServiceError } from '../errors.js';
+import { sendError } from './errors.js';
 import type { RouteTable } from './route-table.js';
 
 /** A known path called with a method it does not support: 405 with Allow. */
@@ -10,7 +11,7 @@ export function methodGuard(table: RouteTable): RequestHandler {
     sendError(
       req,
       res,
-      new ApiError(
+      new ServiceError(
         'METHOD_NOT_ALLOWED',
         `${req.method} is not supported on ${req.path}`,
         undefined,

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { ApiError, sendError } from './errors.js';
+import { ServiceError } from '../errors.js';
+import { sendError } from './errors.js';
 import type { RouteTable } from './route-table.js';
 
 export interface OriginOptions {
@@ -32,7 +33,11 @@ export function originPolicy({
     if (origin !== undefined) {
       const isExempt = exempt.has(req.path);
       if (!isExempt && !allowAny && !allowed.has(origin)) {
-        return sendError(req, res, new ApiError('FORBIDDEN', `Origin ${origin} is not allowed`));
+        return sendError(
+          req,
+          res,
+          new ServiceError('FORBIDDEN', `Origin ${origin} is not allowed`),
+        );
       }
       res.setHeader('Access-Control-Allow-Origin', origin);
       res.setHeader('Access-Control-Allow-Credentials', 'true');
@@ -43,7 +48,7 @@ export function originPolicy({
 
     const methods = table.allowedMethods(req.path);
     if (!methods) {
-      return sendError(req, res, new ApiError('NOT_FOUND', `No route for ${req.path}`));
+      return sendError(req, res, new ServiceError('NOT_FOUND', `No route for ${req.path}`));
     }
     res.setHeader('Allow', methods.join(', '));
     res.setHeader('Access-Control-Allow-Methods', methods.join(', '));

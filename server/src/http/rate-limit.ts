@@ -1,7 +1,8 @@
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
-import { ApiError, sendError } from './errors.js';
+import { ServiceError } from '../errors.js';
+import { sendError } from './errors.js';
 
 /** One counted request: how many the key has made in its current window, and when that ends. */
 export interface RateLimitHit {
@@ -126,7 +127,7 @@ export function rateLimit({
     sendError(
       req,
       res,
-      new ApiError(
+      new ServiceError(
         'RATE_LIMITED',
         `Rate limit exceeded: ${describe}; retry in ${resetSeconds} s`,
         undefined,

@@ -1,5 +1,5 @@
 import type { ZodError, ZodIssue } from 'zod';
-import { ApiError, type ErrorDetails } from './errors.js';
+import { ServiceError, type ErrorDetails } from '../errors.js';
 
 function issueMessage(issue: ZodIssue): string {
   if (issue.code === 'invalid_type' && issue.received === 'undefined') return 'is required';
@@ -20,10 +20,10 @@ export function zodDetails(
   return details;
 }
 
-export function validationError(details: ErrorDetails): ApiError {
+export function validationError(details: ErrorDetails): ServiceError {
   const summary = Object.entries(details)
     .slice(0, 3)
     .map(([field, messages]) => `${field} ${messages[0] ?? 'is invalid'}`)
     .join('; ');
-  return new ApiError('BAD_REQUEST', `Invalid request: ${summary}`, details);
+  return new ServiceError('BAD_REQUEST', `Invalid request: ${summary}`, details);
 }

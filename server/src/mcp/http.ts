@@ -9,9 +9,10 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { apiKeyAuth, requireAuth } from '../http/auth.js';
-import { ApiError, sendError } from '../http/errors.js';
+import { ServiceError } from '../errors.js';
+import { sendError } from '../http/errors.js';
 import { rateLimit } from '../http/rate-limit.js';
 import type { RouteTable } from '../http/route-table.js';
 import { withHttpRequest } from './context.js';
@@ -158,7 +159,7 @@ export function mcpRoutes(deps: AppDeps, table: RouteTable): Router {
       return sendError(
         req,
         res,
-        new ApiError(
+        new ServiceError(
           'UPGRADE_REQUIRED',
           'WebSocket is not supported: this MCP server speaks streamable HTTP. POST JSON-RPC to this URL with Accept: application/json, text/event-stream.',
         ),

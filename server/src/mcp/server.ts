@@ -11,8 +11,9 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AppDeps } from '../app.js';
-import { ApiError } from '../http/errors.js';
+import type { AppDeps } from '../deps.js';
+import { ServiceError } from '../errors.js';
+import { errorEnvelope } from '../http/errors.js';
 import { currentHttpRequest } from './context.js';
 import { toolJsonSchema, toolOutputJsonSchema } from './schema.js';
 import { TOOLS } from './tools.js';
@@ -75,7 +76,7 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
         structuredContent: output.structured,
       };
     } catch (error) {
-      const known = error instanceof ApiError ? error : undefined;
+      const known = error instanceof ServiceError ? error : undefined;
       if (!known) {
         deps.logger.error(
           { err: error, request_id: httpRequest.requestId, tool: tool.name },
@@ -95,7 +96,7 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
           .catch(() => undefined);
       }
       return toolError(
-        known ?? new ApiError('INTERNAL', 'Internal server error'),
+        known ?? new ServiceError('INTERNAL', 'Internal server error'),
         httpRequest.requestId,
       );
     }
@@ -108,7 +109,7 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
  * parse: the second text part is the REST error envelope. The envelope is not structuredContent
  * because clients validate structuredContent against the tool's output schema even on errors.
  */
-export function toolError(error: ApiError, requestId: string): CallToolResult {
+export function toolError(error: ServiceError, requestId: string): CallToolResult {
   const lines = [`${error.code}: ${error.message}`];
   for (const [field, messages] of Object.entries(error.details ?? {}))
     lines.push(`- ${field}: ${messages.join('; ')}`);
@@ -116,7 +117,7 @@ export function toolError(error: ApiError, requestId: string): CallToolResult {
     isError: true,
     content: [
       { type: 'text', text: lines.join('\n') },
-      { type: 'text', text: JSON.stringify(error.toBody(requestId)) },
+      { type: 'text', text: JSON.stringify(errorEnvelope(error, requestId)) },
     ],
   };
 }

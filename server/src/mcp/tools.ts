@@ -19,7 +19,7 @@ import {
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Request } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { auditFields } from '../http/completion.js';
 import { validationError, zodDetails } from '../http/validation.js';
 import { memoryWriteDeps, searchDeps } from '../deps.js';
@@ -53,7 +53,7 @@ export interface McpTool {
   input: z.AnyZodObject;
   /** The listed output: the REST response's schema (plus `request_id` where feedback needs it). */
   output: z.AnyZodObject;
-  /** Validates with the full contract schema (refinements included), then runs; throws ApiError. */
+  /** Validates with the full contract schema (refinements included), then runs; throws ServiceError. */
   call(context: ToolContext, args: unknown): Promise<ToolOutput>;
 }
 

@@ -1,6 +1,6 @@
 import type { IRouter } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { adminAuth } from '../http/admin-auth.js';
 import type { RouteTable } from '../http/route-table.js';
 import { validationError, zodDetails } from '../http/validation.js';

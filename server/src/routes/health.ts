@@ -1,6 +1,6 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { health, readiness, versionedHealth } from '../services/health.js';
 
 const s = initServer();

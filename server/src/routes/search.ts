@@ -1,7 +1,7 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';

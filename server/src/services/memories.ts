@@ -14,7 +14,7 @@ import {
 } from '../db/queries/memories.js';
 import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
 import type { MemoryLifecycleEvent } from '../db/schema/index.js';
-import { ApiError } from '../http/errors.js';
+import { ServiceError } from '../errors.js';
 import { ownerFromAliases } from './owner.js';
 import { isUuid } from '../ids.js';
 
@@ -75,8 +75,8 @@ function toMemory(row: MemoryWithChunkCount, events: MemoryLifecycleEvent[]): Me
   };
 }
 
-function notFound(id: string): ApiError {
-  return new ApiError('NOT_FOUND', `Memory ${id} not found`);
+function notFound(id: string): ServiceError {
+  return new ServiceError('NOT_FOUND', `Memory ${id} not found`);
 }
 
 export async function getMemory(db: Database, workspaceId: string, id: string): Promise<Memory> {

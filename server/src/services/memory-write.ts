@@ -22,7 +22,7 @@ import {
 } from '../db/queries/memory-writes.js';
 import { insertLifecycleEvents, rewriteMemory } from '../db/queries/lifecycle.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
-import { ApiError } from '../http/errors.js';
+import { ServiceError } from '../errors.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import { EmbeddingError } from '../providers/embeddings/index.js';
 import { LocalEmbeddingProvider } from '../providers/embeddings/local.js';
@@ -102,8 +102,8 @@ function requestHash(request: WriteRequest): string {
     .digest('hex');
 }
 
-function reusedKey(): ApiError {
-  return new ApiError(
+function reusedKey(): ServiceError {
+  return new ServiceError(
     'CONFLICT',
     'idempotency_key was already used with a different payload in this workspace',
     { idempotency_key: ['was already used with a different payload'] },
@@ -489,8 +489,8 @@ export async function writeMemory(
 /** Embedding happens in this process (no network, no cost): the local embedder and its kin. */
 const embedsInProcess = (provider: EmbeddingProvider) => provider instanceof LocalEmbeddingProvider;
 
-function unknownReplacement(id: string): ApiError {
-  return new ApiError('BAD_REQUEST', `replaces_memory_id ${id} is not a memory of this owner`, {
+function unknownReplacement(id: string): ServiceError {
+  return new ServiceError('BAD_REQUEST', `replaces_memory_id ${id} is not a memory of this owner`, {
     replaces_memory_id: ['is not a memory of this owner in this workspace'],
   });
 }
@@ -517,7 +517,7 @@ async function embed(provider: EmbeddingProvider, chunks: string[]): Promise<num
   } catch (error) {
     if (error instanceof EmbeddingError) {
       // Nothing was written; the caller may retry. Upstream failures are not the caller's fault.
-      throw new ApiError('INTERNAL', `Embedding failed: ${error.message}`);
+      throw new ServiceError('INTERNAL', `Embedding failed: ${error.message}`);
     }
     throw error;
   }

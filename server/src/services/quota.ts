@@ -16,7 +16,7 @@ export interface UsageReservation {
 }
 
 export interface QuotaGate {
-  /** Throws an ApiError (CAP_EXCEEDED, ENTITLEMENT_DEGRADED, ...) when the request may not run. */
+  /** Throws a ServiceError (CAP_EXCEEDED, ENTITLEMENT_DEGRADED, ...) when the request may not run. */
   reserve(request: UsageRequest): Promise<UsageReservation>;
 }
 

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createApp, type AppDeps } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
+import type { AppDeps } from '../../src/deps.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { createDeps } from '../../src/deps.js';

@@ -5,7 +5,7 @@ import {
   latestSignalForRequest,
   setSignalFeedback,
 } from '../../db/queries/signals.js';
-import { ApiError } from '../../http/errors.js';
+import { ServiceError } from '../../errors.js';
 import type { BackgroundTasks } from '../background.js';
 
 /** A memory's feedback score stays within ±this many full votes. */
@@ -31,7 +31,7 @@ export async function applyFeedback(
   return db.transaction(async (tx) => {
     const signal = await latestSignalForRequest(tx, workspaceId, payload.request_id);
     if (!signal) {
-      throw new ApiError(
+      throw new ServiceError(
         'NOT_FOUND',
         `No search or context call with request id ${payload.request_id}`,
       );

@@ -7,7 +7,7 @@ import {
   type RecalledChunk,
 } from '../../db/queries/recall.js';
 import { insertLearningSignals, insertSavedSearch } from '../../db/queries/signals.js';
-import { ApiError } from '../../http/errors.js';
+import { ServiceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { EmbeddingError, type EmbeddingProvider } from '../../providers/embeddings/index.js';
 import type { Reranker } from '../../providers/rerank/types.js';
@@ -97,7 +97,7 @@ async function embedQuery(
   } catch (error) {
     if (!(error instanceof EmbeddingError)) throw error;
     if (mode === 'vector')
-      throw new ApiError('INTERNAL', `Query embedding failed: ${error.message}`);
+      throw new ServiceError('INTERNAL', `Query embedding failed: ${error.message}`);
     // Hybrid degrades to keyword recall rather than failing the search.
     deps.logger.warn(
       { err: error },
