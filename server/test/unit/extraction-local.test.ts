@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LocalExtractor } from '../../src/services/lifecycle/extraction/local.js';
-import type { ExtractedMemory } from '../../src/services/lifecycle/extraction/types.js';
+import { LocalExtractor } from '../../src/providers/extraction/local.js';
+import type { ExtractedMemory } from '../../src/providers/extraction/types.js';
 
 const extractor = new LocalExtractor();
 

@@ -1,14 +1,14 @@
 import { delay, http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createExtractor } from '../../src/services/lifecycle/extraction/index.js';
-import { LocalExtractor } from '../../src/services/lifecycle/extraction/local.js';
+import { createExtractor } from '../../src/providers/extraction/index.js';
+import { LocalExtractor } from '../../src/providers/extraction/local.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
   OpenAIExtractor,
   type OpenAIExtractorOptions,
-} from '../../src/services/lifecycle/extraction/openai.js';
-import { ExtractionError } from '../../src/services/lifecycle/extraction/types.js';
+} from '../../src/providers/extraction/openai.js';
+import { ExtractionError } from '../../src/providers/extraction/types.js';
 
 const BASE = 'https://llm.test/v1';
 const URL_ = `${BASE}/chat/completions`;

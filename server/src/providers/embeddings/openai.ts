@@ -39,6 +39,8 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
   readonly model: string;
   readonly dimension: number;
   readonly version: string;
+  /** Every call is an HTTP request, possibly billed: made only for writes that need vectors. */
+  readonly inProcess = false;
 
   private readonly endpoint: JsonEndpoint;
   private readonly sendDimensions: boolean;

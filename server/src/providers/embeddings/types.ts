@@ -18,6 +18,13 @@ export interface EmbeddingProvider {
    */
   readonly fusionWeight?: number;
   /**
+   * Embeds in this process: no network, no per-call cost, quicker than a database round trip
+   * (default false). The write path then embeds before its first lookup, so that lookup can
+   * also fetch the nearest memories, even for a write that turns out to be a replay or a
+   * duplicate; a remote provider is called only once a write is known to need vectors.
+   */
+  readonly inProcess?: boolean;
+  /**
    * Embeds each text; the result has one unit-length vector per input, in order. `purpose` lets
    * asymmetric models treat queries and documents differently.
    */

@@ -9,8 +9,8 @@
  * with a verb that agrees with the left side's verb, whose subject (and modal chain) it then
  * borrows ("I love hiking and hate running" → "I hate running").
  */
-import { STOPWORDS, words } from '../../../text/tokens.js';
-import { splitSentences } from '../../chunking.js';
+import { STOPWORDS, words } from '../../text/tokens.js';
+import { splitSentences } from '../../services/chunking.js';
 import type { ExtractedMemory, Extractor } from './types.js';
 
 type MemoryType = ExtractedMemory['memoryType'];

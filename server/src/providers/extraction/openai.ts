@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { excerpt, JsonEndpoint, type HttpRetryOptions } from '../../../providers/http-retry.js';
+import { excerpt, JsonEndpoint, type HttpRetryOptions } from '../http-retry.js';
 import { ExtractionError, type ExtractedMemory, type Extractor } from './types.js';
 
 /** Options of {@link OpenAIExtractor}; every optional field says its default. */

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import type { MemoryInsertResponse } from '@mnemo/contract';
+import { insertLifecycleEvents } from '../../db/queries/lifecycle.js';
+import {
+  insertChildMemories,
+  insertMemory,
+  insertMemoryLocked,
+  lockMemoryOfOwner,
+  lockSpaceContent,
+  type InsertOutcome,
+  type NewMemoryWrite,
+} from '../../db/queries/memory-writes.js';
+import { canonicalHash } from '../../text/canonical.js';
+import { assessMemory } from '../lifecycle/intelligence.js';
+import { dedupedResponse } from './dedupe.js';
+import {
+  historyState,
+  supersessionEvents,
+  supersessionFields,
+  type InsertDecision,
+} from './evolve.js';
+import type { Extraction } from './extract.js';
+import { auditOf, claimOf, LostIdempotencyRace } from './idempotency.js';
+import { intelligenceOf } from './response.js';
+import { assessedColumns, chunkRows } from './rows.js';
+import type { MemoryWriteDeps, PreparedWrite, Safety } from './types.js';
+import { unknownReplacement } from './validate.js';
+
+/** The extraction with each child's chunks and their vectors (all children's, in one list). */
+export interface EmbeddedExtraction extends Extraction {
+  childChunks: string[][];
+  childVectors: number[][];
+}
+
+type ChildMemory = Parameters<typeof insertChildMemories>[3][number];
+
+/** A new memory ready to write: every row, and what to answer. */
+export interface PlannedInsert {
+  memoryId: string;
+  memory: NewMemoryWrite;
+  children: ChildMemory[];
+  response: MemoryInsertResponse;
+  /** Answers a write that lost a race to an identical one. */
+  safety: Safety;
+  /** Rows the write adds when it commits: memories and chunks, parent and children. */
+  rows: number;
+}
+
+/** Builds every row of a new memory and its children; writes nothing. */
+export function planInsert(
+  deps: Pick<MemoryWriteDeps, 'embeddings'>,
+  write: PreparedWrite,
+  decision: InsertDecision,
+  extraction: EmbeddedExtraction,
+  vectors: number[][],
+  safety: Safety,
+): PlannedInsert {
+  const { request, space, chunks, metadata, importance, effectiveAt, now } = write;
+  const { childChunks, childVectors } = extraction;
+  const memoryId = randomUUID();
+  const response: MemoryInsertResponse = {
+    memory_id: memoryId,
+    stored: true,
+    extraction: extraction.outcome,
+    chunks: chunks.length,
+    ...safety,
+    intelligence: intelligenceOf(
+      write,
+      decision.supersede.length > 0 || decision.historyOf !== undefined,
+    ),
+    ...supersessionFields(decision),
+  };
+  const history = historyState(decision);
+  const children = extraction.children.map((child, i) => {
+    const texts = childChunks[i] ?? [];
+    const offset = childChunks.slice(0, i).reduce((sum, list) => sum + list.length, 0);
+    const childAssessment = assessMemory(
+      {
+        text: child.text,
+        memoryType: child.memoryType,
+        importance,
+        metadata,
+        effectiveAt,
+        extracted: true,
+      },
+      now,
+    );
+    return {
+      memory: {
+        id: randomUUID(),
+        ...space,
+        text: child.text,
+        metadata,
+        memoryType: child.memoryType,
+        importance,
+        effectiveAt,
+        contentHash: canonicalHash(child.text),
+        parentMemoryId: memoryId,
+        ...assessedColumns(childAssessment),
+        // Children of a memory kept as history are history too.
+        ...(decision.historyOf ? history : {}),
+      },
+      chunks: chunkRows(
+        deps.embeddings,
+        space,
+        texts,
+        childVectors.slice(offset, offset + texts.length),
+      ),
+    };
+  });
+
+  const memory: NewMemoryWrite = {
+    space,
+    memory: {
+      id: memoryId,
+      text: request.payload.text,
+      metadata,
+      memoryType: write.memoryType,
+      importance,
+      chunkProfile: request.payload.chunk_profile ?? 'balanced',
+      effectiveAt,
+      contentHash: write.contentHash,
+      ...assessedColumns(write.assessment),
+      ...history,
+    },
+    chunks: {
+      texts: chunks,
+      vectors,
+      provider: deps.embeddings.provider,
+      dimension: deps.embeddings.dimension,
+      version: deps.embeddings.version,
+    },
+    supersede: decision.supersede.map((s) => s.memoryId),
+    events: supersessionEvents(decision, memoryId),
+    // A replacement rewrites on purpose: another memory with its text does not make it a duplicate.
+    recheck: !write.replacesId,
+    dedupedResponse: dedupedResponse('', safety),
+    claim: claimOf(write, response),
+    audit: auditOf(request),
+  };
+  return {
+    memoryId,
+    memory,
+    children,
+    response,
+    safety,
+    rows: 1 + chunks.length + extraction.children.length + childChunks.flat().length,
+  };
+}
+
+/**
+ * Writes a planned memory. A plain one is the lock and one statement in a transaction of their
+ * own, sent in one round trip; a replacement (which locks the memory it replaces) or one with
+ * children takes a transaction of several statements.
+ */
+export function insertPlanned(
+  deps: Pick<MemoryWriteDeps, 'db' | 'extractor'>,
+  write: PreparedWrite,
+  plan: PlannedInsert,
+): Promise<MemoryInsertResponse> {
+  if (!write.replacesId && plan.children.length === 0) return insertAlone(deps, plan);
+  const { workspaceId } = write.request;
+  return deps.db.transaction(async (tx) => {
+    if (write.replacesId) {
+      if (!(await lockMemoryOfOwner(tx, write.space, write.replacesId)))
+        throw unknownReplacement(write.replacesId);
+    } else {
+      await lockSpaceContent(tx, write.space, write.contentHash);
+    }
+    const outcome = await insertMemory(tx, plan.memory);
+    if (outcome.kind === 'inserted' && plan.children.length > 0) {
+      await insertChildMemories(tx, workspaceId, plan.memoryId, plan.children);
+      await insertLifecycleEvents(
+        tx,
+        plan.children.map(({ memory }) => ({
+          workspaceId,
+          memoryId: memory.id,
+          event: 'extracted',
+          rule: `extractor:${deps.extractor?.name ?? 'none'}`,
+          relatedMemoryId: plan.memoryId,
+          details: {},
+        })),
+      );
+    }
+    return answer(plan, outcome);
+  });
+}
+
+async function insertAlone(
+  deps: Pick<MemoryWriteDeps, 'db'>,
+  plan: PlannedInsert,
+): Promise<MemoryInsertResponse> {
+  return answer(plan, await insertMemoryLocked(deps.db, plan.memory));
+}
+
+/** An identical write that committed first makes this one its duplicate. */
+function answer(plan: PlannedInsert, outcome: InsertOutcome): MemoryInsertResponse {
+  if (outcome.kind === 'lost_claim') throw new LostIdempotencyRace();
+  return outcome.kind === 'raced' ? dedupedResponse(outcome.memoryId, plan.safety) : plan.response;
+}
