@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_BASE_URL, type TransportKind } from '@mnemo/client';
+import { DEFAULT_BASE_URL, TRANSPORT_KINDS, type TransportKind } from '@mnemo/client';
 import { z } from 'zod';
+import { orList } from './parse.js';
 
 /** What the CLI connects with, after flags > environment > config file > defaults. */
 export interface ResolvedConfig {
@@ -20,7 +21,7 @@ const ConfigFile = z
     baseUrl: z.string().url().optional(),
     apiKey: z.string().min(1).optional(),
     timeoutMs: z.number().int().positive().optional(),
-    transport: z.enum(['mcp', 'rest', 'hybrid']).optional(),
+    transport: z.enum(TRANSPORT_KINDS).optional(),
   })
   .strict();
 
@@ -102,8 +103,10 @@ export function resolveConfig(
   }
   let transport = file.transport;
   if (flags.transport !== undefined) {
-    if (!['mcp', 'rest', 'hybrid'].includes(flags.transport)) {
-      throw new ConfigError(`--transport must be mcp, rest or hybrid, got "${flags.transport}"`);
+    if (!(TRANSPORT_KINDS as readonly string[]).includes(flags.transport)) {
+      throw new ConfigError(
+        `--transport must be ${orList(TRANSPORT_KINDS)}, got "${flags.transport}"`,
+      );
     }
     transport = flags.transport as TransportKind;
   }

@@ -36,6 +36,18 @@ export function metadata(value: string): Metadata {
   return parsed as Metadata;
 }
 
+/** `a, b or c`, for help texts that name the contract's values. */
+export function orList(values: readonly string[]): string {
+  return values.length <= 1
+    ? values.join('')
+    : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+}
+
+/** `a to b`, for help texts that quote the contract's bounds. */
+export function range({ min, max }: { min: number; max: number }): string {
+  return `${min} to ${max}`;
+}
+
 export function choice<T extends string>(values: readonly T[]) {
   return (value: string): T => {
     if (!(values as readonly string[]).includes(value)) {

@@ -1,5 +1,11 @@
 import { Command, CommanderError } from 'commander';
-import type { MemoryClient } from '@mnemo/client';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TRANSPORT,
+  TRANSPORT_KINDS,
+  type MemoryClient,
+} from '@mnemo/client';
 import { appFor, type App, type RunContext } from './context.js';
 import { healthCommand, usageCommand } from './commands/health.js';
 import { importCommand } from './commands/import.js';
@@ -13,6 +19,7 @@ import {
 import { contextCommand, feedbackCommand, searchCommand } from './commands/search.js';
 import { EXIT_USAGE, handleError } from './handle-error.js';
 import { Output } from './output.js';
+import { orList } from './parse.js';
 
 export type { RunContext } from './context.js';
 
@@ -25,15 +32,21 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     .version(VERSION, '-V, --version')
     .option(
       '--base-url <url>',
-      'service root (default: $MNEMO_BASE_URL, the config file, or http://127.0.0.1:8787)',
+      `service root (default: $MNEMO_BASE_URL, the config file, or ${DEFAULT_BASE_URL})`,
     )
     .option('--api-key <key>', 'API key (default: $MNEMO_API_KEY or the config file)')
     .option(
       '--config <path>',
       'config file (default: $MNEMO_CONFIG or ~/.config/mnemo/config.json)',
     )
-    .option('--timeout <ms>', 'per-attempt timeout in milliseconds (default 60000)')
-    .option('--transport <kind>', 'how search and context travel: hybrid (default), mcp or rest')
+    .option('--timeout <ms>', `per-attempt timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})`)
+    .option(
+      '--transport <kind>',
+      `how search and context travel: ${orList([
+        `${DEFAULT_TRANSPORT} (default)`,
+        ...TRANSPORT_KINDS.filter((kind) => kind !== DEFAULT_TRANSPORT),
+      ])}`,
+    )
     .option('--json', 'print results as JSON (errors as JSON on stderr)')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({

@@ -1,4 +1,19 @@
 // What the client uses of @mnemo/contract at run time (see tsup.config.ts).
 export { contract } from '../../contract/src/contract.js';
 export { ERROR_STATUS } from '../../contract/src/errors.js';
-export { MEMORY_TYPES, OWNER_TYPES } from '../../contract/src/schemas/common.js';
+export { PII_SCAN_HEADER } from '../../contract/src/routes/memories.js';
+export {
+  CLIENT_OWNER_ID_ALIASES,
+  CLIENT_OWNER_TYPE_ALIASES,
+  CLIENT_OWNER_TYPES,
+  LEGACY_OWNER_TYPES,
+  MEMORY_TYPES,
+  OWNER_TYPES,
+} from '../../contract/src/schemas/common.js';
+export { LIMITS } from '../../contract/src/schemas/limits.js';
+export { CHUNK_PROFILES } from '../../contract/src/schemas/memories.js';
+export {
+  FEEDBACK_VALUES,
+  RETRIEVAL_PROFILES,
+  SEARCH_MODES,
+} from '../../contract/src/schemas/search.js';

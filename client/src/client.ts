@@ -1,7 +1,7 @@
 import { contract, type VersionedHealthResponse } from '@mnemo/contract';
-import type { TransportKind } from './core/types.js';
+import { TRANSPORT_KINDS, type TransportKind } from './core/types.js';
 import type { Fetch } from './internal/fetch-with-timeout.js';
-import { Billing, Context, Feedback, Memories, Search, Usage } from './resources.js';
+import { Context, Feedback, Memories, Search, Usage } from './resources.js';
 import { SearchRouter, type ServedBy } from './transport/hybrid.js';
 import { McpTransport } from './transport/mcp.js';
 import {
@@ -24,6 +24,8 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_RETRIES = 2;
 /** Base of the exponential backoff, in milliseconds. */
 export const DEFAULT_RETRY_BASE_MS = 200;
+/** How searches travel when nothing else is configured. */
+export const DEFAULT_TRANSPORT: TransportKind = 'hybrid';
 
 /** Options of {@link MemoryClient}. Every field is optional. */
 export interface ClientOptions {
@@ -133,8 +135,6 @@ export class MemoryClient {
   readonly feedback: Feedback;
   /** Usage: `usage.today()` (route not on the server yet). */
   readonly usage: Usage;
-  /** Billing: `billing.status()` (route not on the server yet). */
-  readonly billing: Billing;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -147,15 +147,16 @@ export class MemoryClient {
     signal,
     maxRetries = DEFAULT_MAX_RETRIES,
     retryBaseMs = DEFAULT_RETRY_BASE_MS,
-    transport = 'hybrid',
+    transport = DEFAULT_TRANSPORT,
     fetch = defaultFetch,
     random = Math.random,
   }: ClientOptions = {}) {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new TypeError(`timeoutMs must be a positive number, got ${timeoutMs}`);
     }
-    if (!['mcp', 'rest', 'hybrid'].includes(transport)) {
-      throw new TypeError(`transport must be mcp, rest or hybrid, got ${String(transport)}`);
+    if (!(TRANSPORT_KINDS as readonly string[]).includes(transport)) {
+      const kinds = `${TRANSPORT_KINDS.slice(0, -1).join(', ')} or ${TRANSPORT_KINDS.at(-1)}`;
+      throw new TypeError(`transport must be ${kinds}, got ${String(transport)}`);
     }
     this.baseUrl = new URL(baseUrl).href.replace(/\/+$/, '');
     this.timeoutMs = timeoutMs;
@@ -187,7 +188,6 @@ export class MemoryClient {
     this.context = new Context(this.#router);
     this.feedback = new Feedback(this.#rest);
     this.usage = new Usage(this.#rest);
-    this.billing = new Billing(this.#rest);
   }
 
   /**

@@ -15,25 +15,16 @@ export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_RETRY_BASE_MS,
   DEFAULT_TIMEOUT_MS,
+  DEFAULT_TRANSPORT,
   MemoryClient,
   MnemoClient,
   type ClientOptions,
   type Fetch,
 } from './client.js';
-export {
-  Billing,
-  Context,
-  Feedback,
-  Memories,
-  Search,
-  Usage,
-  type AddMemoryOptions,
-} from './resources.js';
+export { Context, Feedback, Memories, Search, Usage, type AddMemoryOptions } from './resources.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';
 export { isSimpleSearch } from './transport/hybrid.js';
-export { backoffDelay, parseRetryAfter, seededRandom } from './internal/backoff.js';
-export { normaliseOwner } from './internal/owner.js';
 export {
   APIConnectionError,
   APITimeoutError,
@@ -54,19 +45,36 @@ export {
   type MnemoErrorInit,
 } from './core/errors.js';
 export type * from './core/types.js';
+export { TRANSPORT_KINDS } from './core/types.js';
 export type {
+  ChunkProfile,
   ContextResponse,
   DeleteMemoryResponse,
   FeedbackPayload,
   FeedbackResponse,
+  FeedbackValue,
+  LegacyOwnerType,
   ListMemoriesResponse,
   Memory,
   MemoryInsertResponse,
   Metadata,
   MemoryType,
   OwnerType,
+  RetrievalProfile,
+  SearchMode,
   SearchResponse,
   SearchResultItem,
   VersionedHealthResponse,
 } from '@mnemo/contract';
-export { MEMORY_TYPES, OWNER_TYPES } from '@mnemo/contract';
+// The contract's values and bounds, for callers that validate or list them (the CLI does).
+export {
+  CHUNK_PROFILES,
+  CLIENT_OWNER_TYPES,
+  FEEDBACK_VALUES,
+  LEGACY_OWNER_TYPES,
+  LIMITS,
+  MEMORY_TYPES,
+  OWNER_TYPES,
+  RETRIEVAL_PROFILES,
+  SEARCH_MODES,
+} from '@mnemo/contract';

@@ -1,5 +1,6 @@
 import {
   contract,
+  PII_SCAN_HEADER,
   type DeleteMemoryResponse,
   type FeedbackPayload,
   type FeedbackResponse,
@@ -9,7 +10,6 @@ import {
 } from '@mnemo/contract';
 import type {
   AddMemoryParams,
-  BillingStatus,
   ContextResult,
   ListMemoriesParams,
   SearchParams,
@@ -55,7 +55,7 @@ export class Memories {
     const { data } = await this.rest.request<MemoryInsertResponse>(contract.memories.createMemory, {
       ...rest,
       body: payload,
-      ...(piiScan ? { headers: { 'x-safety-pii-scan': '1' } } : {}),
+      ...(piiScan ? { headers: { [PII_SCAN_HEADER]: '1' } } : {}),
     });
     return data;
   }
@@ -173,9 +173,8 @@ export class Feedback {
   }
 }
 
-// Not in the contract yet: typed from the spec's tables.
+// Not in the contract yet: typed from the spec's table.
 const USAGE_TODAY: RouteRef = { method: 'GET', path: '/v1/usage/today' };
-const BILLING_STATUS: RouteRef = { method: 'GET', path: '/v1/billing/status' };
 
 /** Usage: `client.usage.today()`. */
 export class Usage {
@@ -194,22 +193,6 @@ export class Usage {
    */
   async today(options?: RequestOptions): Promise<UsageToday> {
     const { data } = await this.rest.request<UsageToday>(USAGE_TODAY, { ...options });
-    return data;
-  }
-}
-
-/** Billing: `client.billing.status()`. */
-export class Billing {
-  constructor(private readonly rest: RestTransport) {}
-
-  /**
-   * The workspace's plan and billing period (`GET /v1/billing/status`).
-   *
-   * Note: the server does not implement this route yet; today it answers 404 and this method
-   * throws `NotFoundError`.
-   */
-  async status(options?: RequestOptions): Promise<BillingStatus> {
-    const { data } = await this.rest.request<BillingStatus>(BILLING_STATUS, { ...options });
     return data;
   }
 }

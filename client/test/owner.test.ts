@@ -1,7 +1,15 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { InvalidOwnerIdError, MemoryClient, MnemoError, normaliseOwner } from '../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { CLIENT_OWNER_ID_ALIASES, CLIENT_OWNER_TYPE_ALIASES } from '@mnemo/contract';
+import {
+  InvalidOwnerIdError,
+  MemoryClient,
+  MnemoError,
+  type OwnerParams,
+  type OwnerTypeInput,
+} from '../src/index.js';
+import { normaliseOwner } from '../src/internal/owner.js';
 import { BASE_URL, searchResponse } from './fixtures.js';
 
 const server = setupServer();
@@ -16,6 +24,24 @@ const inserted = {
 };
 
 describe('owner normalisation', () => {
+  it('accepts exactly the owner aliases and types of the contract', () => {
+    type ContractOwnerKey =
+      (typeof CLIENT_OWNER_ID_ALIASES)[number] | (typeof CLIENT_OWNER_TYPE_ALIASES)[number];
+    expectTypeOf<keyof OwnerParams>().toEqualTypeOf<ContractOwnerKey>();
+    expectTypeOf<OwnerTypeInput>().toEqualTypeOf<'user' | 'team' | 'app' | 'agent'>();
+    // Every alias is read: a differing value under any one of them is refused.
+    for (const alias of CLIENT_OWNER_ID_ALIASES.slice(1)) {
+      expect(() => normaliseOwner({ ownerId: 'a', [alias]: 'b' }), alias).toThrow(
+        InvalidOwnerIdError,
+      );
+    }
+    for (const alias of CLIENT_OWNER_TYPE_ALIASES.slice(1)) {
+      expect(() => normaliseOwner({ ownerType: 'user', [alias]: 'team' }), alias).toThrow(
+        InvalidOwnerIdError,
+      );
+    }
+  });
+
   it.each([
     [
       { ownerId: 'u1', ownerType: 'user' as const },

@@ -9,11 +9,9 @@ import {
   InternalServerError,
   MemoryClient,
   RateLimitError,
-  backoffDelay,
-  parseRetryAfter,
-  seededRandom,
   type ClientOptions,
 } from '../src/index.js';
+import { backoffDelay, parseRetryAfter, seededRandom } from '../src/internal/backoff.js';
 import { BASE_URL, envelope, health } from './fixtures.js';
 
 const server = setupServer();

@@ -1,7 +1,7 @@
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
 import { CONTRACT_VERSION, contract } from './contract.js';
-import type { RouteMetadata } from './routes/auth.js';
+import type { RouteAuth, RouteMetadata } from './routes/auth.js';
 
 /** Every route of a (nested) router, flattened. */
 export function listRoutes(router: AppRouter): AppRoute[] {
@@ -14,7 +14,19 @@ export function routeAuth(route: AppRoute): RouteMetadata['auth'] {
   return (route.metadata as RouteMetadata | undefined)?.auth ?? 'api_key_or_session';
 }
 
-const TENANT_SECURITY: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+/** Whether a route is an operator route, outside the published contract. */
+export function isOperatorRoute(route: AppRoute): boolean {
+  return (route.metadata as RouteMetadata | undefined)?.operator === true;
+}
+
+/** The OpenAPI tag of operator routes. */
+export const OPERATOR_TAG = 'operator';
+
+const SECURITY: Record<RouteAuth, Array<Record<string, string[]>>> = {
+  public: [],
+  api_key_or_session: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+  admin_token: [{ adminToken: [] }],
+};
 
 /** The OpenAPI 3 document of the contract; never written by hand. */
 export function buildOpenApiDocument() {
@@ -26,10 +38,23 @@ export function buildOpenApiDocument() {
         version: CONTRACT_VERSION,
         description: 'Memories, hybrid search and prompt-ready context for customer-facing AI.',
       },
+      tags: [
+        {
+          name: OPERATOR_TAG,
+          description:
+            'Operator routes: not part of the published contract; they may change without notice.',
+        },
+      ],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key' },
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          adminToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-admin-token',
+            description: 'The operator token (MNEMO_ADMIN_TOKEN)',
+          },
         },
       },
     },
@@ -37,7 +62,10 @@ export function buildOpenApiDocument() {
       setOperationId: true,
       operationMapper: (operation, route) => ({
         ...operation,
-        security: routeAuth(route) === 'public' ? [] : TENANT_SECURITY,
+        security: SECURITY[routeAuth(route)],
+        ...(isOperatorRoute(route)
+          ? { tags: [...(operation.tags ?? []), OPERATOR_TAG], 'x-operator': true }
+          : {}),
       }),
     },
   );

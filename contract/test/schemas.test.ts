@@ -182,6 +182,8 @@ describe('errors and routes', () => {
         'POST /v1/search',
         'POST /v1/context',
         'POST /v1/feedback',
+        'GET /v1/usage/today',
+        'POST /admin/memory-hygiene',
       ].sort(),
     );
   });

@@ -1,15 +1,16 @@
 import { Command, Option } from 'commander';
-import type {
-  DeleteMemoryResponse,
-  ListMemoriesResponse,
-  Memory,
-  MemoryInsertResponse,
-  Metadata,
-  MemoryType,
+import {
+  LIMITS,
+  type DeleteMemoryResponse,
+  type ListMemoriesResponse,
+  type Memory,
+  type MemoryInsertResponse,
+  type Metadata,
+  type MemoryType,
 } from '@mnemo/client';
 import type { App } from '../context.js';
 import { clip, keyValues, table } from '../output.js';
-import { memoryType, metadata, number, positiveInt } from '../parse.js';
+import { memoryType, metadata, number, positiveInt, range } from '../parse.js';
 import { defined, ownerFrom, ownerOptions, type OwnerFlags } from './shared.js';
 
 type Action = (app: App, ...args: never[]) => Promise<void>;
@@ -90,11 +91,11 @@ export function addCommand(bind: Bind): Command {
     .option('--scope <label>', 'scope label')
     .option('--namespace <label>', 'namespace label')
     .option('--container-tag <label>', 'container tag')
-    .option('--importance <n>', 'ranking weight, 0.01 to 100', number)
+    .option('--importance <n>', `ranking weight, ${range(LIMITS.importance)}`, number)
     .option('--replaces <memory-id>', 'memory this one supersedes')
     .option(
       '--idempotency-key <key>',
-      'retrying with the same key never stores twice (8 to 128 chars)',
+      `retrying with the same key never stores twice (${range(LIMITS.idempotencyKey)} chars)`,
     )
     .option('--no-extract', 'store only this memory, no extracted children')
     .option('--pii-scan', 'report email/phone hints found in the text')
@@ -137,7 +138,7 @@ export function listCommand(bind: Bind): Command {
     .addOption(new Option('--type <type>', 'only this memory type').argParser(memoryType))
     .option('--metadata <json>', 'only memories whose metadata holds these pairs', metadata)
     .option('--page <n>', 'page, from 1', positiveInt)
-    .option('--page-size <n>', 'memories per page, 1 to 100', positiveInt)
+    .option('--page-size <n>', `memories per page, ${range(LIMITS.listPageSize)}`, positiveInt)
     .action(
       bind(async ({ client, output }: App, flags: ListFlags) => {
         const page = await client.memories.list(

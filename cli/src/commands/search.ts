@@ -1,15 +1,22 @@
 import { Command, Option } from 'commander';
-import type {
-  ContextResult,
-  FeedbackResponse,
-  Metadata,
-  MemoryType,
-  SearchParams,
-  SearchResult,
+import {
+  FEEDBACK_VALUES,
+  LIMITS,
+  RETRIEVAL_PROFILES,
+  SEARCH_MODES,
+  type ContextResult,
+  type FeedbackResponse,
+  type FeedbackValue,
+  type Metadata,
+  type MemoryType,
+  type RetrievalProfile,
+  type SearchMode,
+  type SearchParams,
+  type SearchResult,
 } from '@mnemo/client';
 import type { App } from '../context.js';
 import { clip, table } from '../output.js';
-import { choice, memoryType, metadata, number, positiveInt } from '../parse.js';
+import { choice, memoryType, metadata, number, orList, positiveInt, range } from '../parse.js';
 import type { Bind } from './memories.js';
 import { defined, ownerFrom, ownerOptions, type OwnerFlags } from './shared.js';
 
@@ -17,9 +24,9 @@ interface SearchFlags extends OwnerFlags {
   topK?: number;
   page?: number;
   pageSize?: number;
-  mode?: SearchParams['search_mode'];
+  mode?: SearchMode;
   minScore?: number;
-  profile?: SearchParams['retrieval_profile'];
+  profile?: RetrievalProfile;
   type?: MemoryType;
   metadata?: Metadata;
   scope?: string;
@@ -30,18 +37,14 @@ interface SearchFlags extends OwnerFlags {
 function searchOptions(command: Command): Command {
   return ownerOptions(command)
     .argument('<query>', 'what to look for, in natural language')
-    .option('--top-k <n>', 'how many results, 1 to 20', positiveInt)
+    .option('--top-k <n>', `how many results, ${range(LIMITS.topK)}`, positiveInt)
     .option('--page <n>', 'page of results, from 1', positiveInt)
-    .option('--page-size <n>', 'results per page, 1 to 50', positiveInt)
+    .option('--page-size <n>', `results per page, ${range(LIMITS.searchPageSize)}`, positiveInt)
+    .addOption(new Option('--mode <mode>', orList(SEARCH_MODES)).argParser(choice(SEARCH_MODES)))
+    .option('--min-score <n>', `drop results scoring below this, ${range(LIMITS.minScore)}`, number)
     .addOption(
-      new Option('--mode <mode>', 'hybrid, vector or keyword').argParser(
-        choice(['hybrid', 'vector', 'keyword'] as const),
-      ),
-    )
-    .option('--min-score <n>', 'drop results scoring below this, 0 to 1', number)
-    .addOption(
-      new Option('--profile <profile>', 'balanced, recall or precision').argParser(
-        choice(['balanced', 'recall', 'precision'] as const),
+      new Option('--profile <profile>', orList(RETRIEVAL_PROFILES)).argParser(
+        choice(RETRIEVAL_PROFILES),
       ),
     )
     .addOption(new Option('--type <type>', 'filter: only this memory type').argParser(memoryType))
@@ -124,16 +127,14 @@ export function feedbackCommand(bind: Bind): Command {
   return new Command('feedback')
     .description('Rate the results of an earlier search or context call')
     .argument('<request-id>', 'the request_id that search or context printed')
-    .argument('<feedback>', 'positive or negative', choice(['positive', 'negative'] as const))
+    .argument('<feedback>', orList(FEEDBACK_VALUES), choice(FEEDBACK_VALUES))
     .action(
-      bind(
-        async ({ client, output }: App, requestId: string, feedback: 'positive' | 'negative') => {
-          output.result(
-            await client.feedback.send({ request_id: requestId, feedback }),
-            (result: FeedbackResponse) =>
-              `recorded ${result.feedback} feedback on ${result.request_id}: applied to ${result.applied} memor${result.applied === 1 ? 'y' : 'ies'}`,
-          );
-        },
-      ),
+      bind(async ({ client, output }: App, requestId: string, feedback: FeedbackValue) => {
+        output.result(
+          await client.feedback.send({ request_id: requestId, feedback }),
+          (result: FeedbackResponse) =>
+            `recorded ${result.feedback} feedback on ${result.request_id}: applied to ${result.applied} memor${result.applied === 1 ? 'y' : 'ies'}`,
+        );
+      }),
     );
 }

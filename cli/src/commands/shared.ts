@@ -1,17 +1,24 @@
 import { Option, type Command } from 'commander';
-import type { OwnerParams, OwnerTypeInput } from '@mnemo/client';
-import { choice } from '../parse.js';
+import {
+  CLIENT_OWNER_TYPES,
+  LEGACY_OWNER_TYPES,
+  OWNER_TYPES,
+  type OwnerParams,
+  type OwnerTypeInput,
+} from '@mnemo/client';
+import { choice, orList } from '../parse.js';
 
-const OWNER_TYPE_CHOICES = ['user', 'team', 'app', 'agent'] as const;
+/** `user, team or app (agent means app)` */
+const OWNER_TYPE_HELP = `${orList(OWNER_TYPES)} (${Object.entries(LEGACY_OWNER_TYPES)
+  .map(([legacy, type]) => `${legacy} means ${type}`)
+  .join(', ')})`;
 
 /** `--owner-id` / `--owner-type` (and the legacy `--user-id`), as every owner-scoped command takes them. */
 export function ownerOptions(command: Command): Command {
   return command
     .option('--owner-id <id>', "owner of the memories (your end user's id, or a team or app id)")
     .addOption(
-      new Option('--owner-type <type>', 'user, team or app (agent means app)').argParser(
-        choice(OWNER_TYPE_CHOICES),
-      ),
+      new Option('--owner-type <type>', OWNER_TYPE_HELP).argParser(choice(CLIENT_OWNER_TYPES)),
     )
     .option('--user-id <id>', 'legacy alias of --owner-id');
 }

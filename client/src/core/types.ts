@@ -1,15 +1,17 @@
 import type {
+  CLIENT_OWNER_TYPES,
   ContextResponse,
   ListMemoriesQuery,
   MemoryInsertPayload,
   Metadata,
-  OwnerType,
+  OwnerIdAlias,
+  OwnerTypeAlias,
   SearchPayload,
   SearchResponse,
 } from '@mnemo/contract';
 
 /** An owner type as the client accepts it: the contract's, plus the legacy `agent` (= `app`). */
-export type OwnerTypeInput = OwnerType | 'agent';
+export type OwnerTypeInput = (typeof CLIENT_OWNER_TYPES)[number];
 
 /**
  * Whose memories a call is about. Prefer `ownerId` + `ownerType`; the legacy names (`userId`,
@@ -40,7 +42,8 @@ export interface OwnerParams {
   entity_type?: OwnerTypeInput | undefined;
 }
 
-type OwnerWireKeys = 'userId' | 'user_id' | 'owner_id' | 'entity_id' | 'owner_type' | 'entity_type';
+/** The owner fields of the wire payloads, replaced by {@link OwnerParams} in the client's params. */
+type OwnerWireKeys = OwnerIdAlias | OwnerTypeAlias;
 
 /** `client.memories.add(...)`: the insert payload of `POST /v1/memories` with {@link OwnerParams}. */
 export type AddMemoryParams = Omit<MemoryInsertPayload, OwnerWireKeys> & OwnerParams;
@@ -62,8 +65,11 @@ export type SearchResult = SearchResponse & { request_id?: string | undefined };
 /** A context response; `request_id` as in {@link SearchResult}. */
 export type ContextResult = ContextResponse & { request_id?: string | undefined };
 
+/** The ways `client.search` and `client.context` can travel (the `transport` option). */
+export const TRANSPORT_KINDS = ['mcp', 'rest', 'hybrid'] as const;
+
 /** Which way `client.search` and `client.context` travel. */
-export type TransportKind = 'mcp' | 'rest' | 'hybrid';
+export type TransportKind = (typeof TRANSPORT_KINDS)[number];
 
 /** Resources a daily cap counts. */
 export type UsageResource =
@@ -106,15 +112,4 @@ export interface UsageToday {
   operational_mode?: 'normal' | 'degraded' | 'sleep';
   /** True in billing grace: limits floored toward the launch plan while `plan` shows the paid tier. */
   grace_soft_downgrade?: boolean;
-}
-
-/** `GET /v1/billing/status`, typed from the spec's "Billing status response" table. */
-export interface BillingStatus {
-  /** Legacy internal label (`pro` or `team`); use `effective_plan` for display and quotas. */
-  plan: string;
-  plan_status: string;
-  current_period_end: string | null;
-  cancel_at_period_end: boolean;
-  /** `launch`, `build`, `deploy`, `scale` or `scale_plus`. */
-  effective_plan: string;
 }

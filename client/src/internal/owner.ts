@@ -1,10 +1,17 @@
-import type { OwnerType } from '@mnemo/contract';
+import {
+  CLIENT_OWNER_ID_ALIASES,
+  CLIENT_OWNER_TYPE_ALIASES,
+  LEGACY_OWNER_TYPES,
+  type LegacyOwnerType,
+  type OwnerType,
+} from '@mnemo/contract';
 import { InvalidOwnerIdError } from '../core/errors.js';
 import type { OwnerParams, OwnerTypeInput } from '../core/types.js';
 
-const ID_KEYS = ['ownerId', 'userId', 'entityId', 'owner_id', 'user_id', 'entity_id'] as const;
-const TYPE_KEYS = ['ownerType', 'entityType', 'owner_type', 'entity_type'] as const;
-const OWNER_KEYS: ReadonlySet<string> = new Set<string>([...ID_KEYS, ...TYPE_KEYS]);
+const OWNER_KEYS: ReadonlySet<string> = new Set<string>([
+  ...CLIENT_OWNER_ID_ALIASES,
+  ...CLIENT_OWNER_TYPE_ALIASES,
+]);
 
 /** The owner as the wire takes it: one `owner_id` and one `owner_type`, both optional. */
 export interface WireOwner {
@@ -13,7 +20,9 @@ export interface WireOwner {
 }
 
 function normaliseType(value: OwnerTypeInput): OwnerType {
-  return value === 'agent' ? 'app' : value;
+  return Object.hasOwn(LEGACY_OWNER_TYPES, value)
+    ? LEGACY_OWNER_TYPES[value as LegacyOwnerType]
+    : (value as OwnerType);
 }
 
 /**
@@ -21,7 +30,7 @@ function normaliseType(value: OwnerTypeInput): OwnerType {
  * two given ids (or two given types, after `agent` → `app`) differ. Runs before any request.
  */
 export function normaliseOwner(params: OwnerParams): WireOwner {
-  const ids = ID_KEYS.flatMap((key) =>
+  const ids = CLIENT_OWNER_ID_ALIASES.flatMap((key) =>
     params[key] === undefined ? [] : [[key, params[key]] as const],
   );
   const first = ids[0];
@@ -32,7 +41,7 @@ export function normaliseOwner(params: OwnerParams): WireOwner {
       );
     }
   }
-  const types = TYPE_KEYS.flatMap((key) => {
+  const types = CLIENT_OWNER_TYPE_ALIASES.flatMap((key) => {
     const value = params[key];
     return value === undefined ? [] : [[key, normaliseType(value)] as const];
   });

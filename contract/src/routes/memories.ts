@@ -13,9 +13,11 @@ import { TENANT } from './auth.js';
 
 const c = initContract();
 
+/** `1` asks for heuristic email and phone hints in `safety.pii_hints`. */
+export const PII_SCAN_HEADER = 'x-safety-pii-scan';
+
 export const CreateMemoryHeaders = z.object({
-  /** `1` asks for heuristic email and phone hints in `safety.pii_hints`. */
-  'x-safety-pii-scan': z.string().optional(),
+  [PII_SCAN_HEADER]: z.string().optional(),
 });
 
 export const memoriesContract = c.router(

@@ -11,9 +11,11 @@ import { TENANT } from './auth.js';
 
 const c = initContract();
 
+/** `1` or `true` stores the query in the saved search history. */
+export const SAVE_HISTORY_HEADER = 'x-save-history';
+
 export const SearchHeaders = z.object({
-  /** `1` or `true` stores the query in the saved search history. */
-  'x-save-history': z.string().optional(),
+  [SAVE_HISTORY_HEADER]: z.string().optional(),
 });
 
 export const searchContract = c.router(

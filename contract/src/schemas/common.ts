@@ -52,6 +52,42 @@ export const IsoTimestamp = z
   )
   .refine((value) => !Number.isNaN(Date.parse(value)), 'must be a valid date');
 
+/** The names a request body may give the owner id under: aliases of one id. */
+export const OWNER_ID_ALIASES = ['userId', 'user_id', 'owner_id', 'entity_id'] as const;
+/** The names a request body may give the owner type under: aliases of one type. */
+export const OWNER_TYPE_ALIASES = ['owner_type', 'entity_type'] as const;
+export type OwnerIdAlias = (typeof OWNER_ID_ALIASES)[number];
+export type OwnerTypeAlias = (typeof OWNER_TYPE_ALIASES)[number];
+
+/**
+ * The owner names the client library accepts, in the order it reads them (the first one given
+ * wins, and every other one given must equal it): its own `ownerId`, the legacy `userId` and
+ * `entityId`, then the wire aliases. Every wire alias is among them.
+ */
+export const CLIENT_OWNER_ID_ALIASES = [
+  'ownerId',
+  'userId',
+  'entityId',
+  'owner_id',
+  'user_id',
+  'entity_id',
+] as const;
+/** As {@link CLIENT_OWNER_ID_ALIASES}, for the owner type: `ownerType`, legacy `entityType`, wire aliases. */
+export const CLIENT_OWNER_TYPE_ALIASES = [
+  'ownerType',
+  'entityType',
+  'owner_type',
+  'entity_type',
+] as const;
+
+/** Legacy owner types the client library still accepts, and the type each one means. */
+export const LEGACY_OWNER_TYPES = { agent: 'app' } as const satisfies Record<string, OwnerType>;
+export type LegacyOwnerType = keyof typeof LEGACY_OWNER_TYPES;
+/** The owner types the client library accepts: the contract's, then the legacy ones. */
+export const CLIENT_OWNER_TYPES = [...OWNER_TYPES, 'agent'] as const satisfies ReadonlyArray<
+  OwnerType | LegacyOwnerType
+>;
+
 const ownerId = PgString.pipe(z.string().min(1));
 
 /**
@@ -60,23 +96,23 @@ const ownerId = PgString.pipe(z.string().min(1));
  * aliases that disagree (see {@link checkOwnerAliases}).
  */
 export const OwnerFields = z.object({
-  userId: ownerId.optional(),
-  user_id: ownerId.optional(),
-  owner_id: ownerId.optional(),
-  entity_id: ownerId.optional(),
-  owner_type: OwnerType.optional(),
-  entity_type: OwnerType.optional(),
+  // `satisfies` holds these fields to exactly the alias lists above.
+  ...({
+    userId: ownerId.optional(),
+    user_id: ownerId.optional(),
+    owner_id: ownerId.optional(),
+    entity_id: ownerId.optional(),
+  } satisfies Record<OwnerIdAlias, z.ZodTypeAny>),
+  ...({
+    owner_type: OwnerType.optional(),
+    entity_type: OwnerType.optional(),
+  } satisfies Record<OwnerTypeAlias, z.ZodTypeAny>),
 });
 export type OwnerFields = z.infer<typeof OwnerFields>;
 
-export const OWNER_ID_ALIASES = ['userId', 'user_id', 'owner_id', 'entity_id'] as const;
-export const OWNER_TYPE_ALIASES = ['owner_type', 'entity_type'] as const;
-
 /** Adds an issue on each alias that disagrees with the first one given. */
 export function checkOwnerAliases(
-  value: Partial<
-    Record<(typeof OWNER_ID_ALIASES)[number] | (typeof OWNER_TYPE_ALIASES)[number], string>
-  >,
+  value: Partial<Record<OwnerIdAlias | OwnerTypeAlias, string>>,
   ctx: z.RefinementCtx,
 ): void {
   for (const aliases of [OWNER_ID_ALIASES, OWNER_TYPE_ALIASES]) {

@@ -10,24 +10,29 @@ import {
   ScopeFields,
   checkOwnerAliases,
 } from './common.js';
+import { LIMITS } from './limits.js';
 
+/** Chunking presets of a write: `balanced` is the default. */
 export const CHUNK_PROFILES = ['balanced', 'dense', 'document'] as const;
 export const ChunkProfile = z.enum(CHUNK_PROFILES);
+export type ChunkProfile = z.infer<typeof ChunkProfile>;
 
 /** The fields of a memory write, before the owner-alias check (MCP tools reuse this shape). */
 export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
-  text: PgString.pipe(z.string().min(1).max(50_000)),
+  text: PgString.pipe(z.string().min(LIMITS.memoryText.min).max(LIMITS.memoryText.max)),
   metadata: Metadata.optional(),
   memory_type: MemoryType.optional(),
   /** Ranking multiplier: higher raises retrieval likelihood. */
-  importance: z.number().min(0.01).max(100).optional(),
+  importance: z.number().min(LIMITS.importance.min).max(LIMITS.importance.max).optional(),
   chunk_profile: ChunkProfile.optional(),
   /** Default true: extract atomic child memories when plan and budget allow. */
   extract: z.boolean().optional(),
   /** When the fact became true; orders conflicting facts. */
   effective_at: IsoTimestamp.optional(),
   replaces_memory_id: z.string().uuid().optional(),
-  idempotency_key: PgString.pipe(z.string().min(8).max(128)).optional(),
+  idempotency_key: PgString.pipe(
+    z.string().min(LIMITS.idempotencyKey.min).max(LIMITS.idempotencyKey.max),
+  ).optional(),
 });
 
 export const MemoryInsertPayload = MemoryInsertFields.superRefine(checkOwnerAliases);
@@ -167,7 +172,7 @@ export const ListMemoriesQuery = z
     entity_type: OwnerType.optional(),
     namespace: PgString.optional(),
     page: queryInt(1).optional(),
-    page_size: queryInt(1, 100).optional(),
+    page_size: queryInt(LIMITS.listPageSize.min, LIMITS.listPageSize.max).optional(),
     memory_type: MemoryType.optional(),
     metadata: MetadataQuery.optional(),
     start_time: IsoTimestamp.optional(),

@@ -9,9 +9,26 @@ import {
   ScopeFields,
   checkOwnerAliases,
 } from './common.js';
+import { LIMITS } from './limits.js';
 
+/** Which recalls a search runs: `hybrid` (vector and keyword, fused) is the default. */
 export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
+export const SearchMode = z.enum(SEARCH_MODES);
+export type SearchMode = z.infer<typeof SearchMode>;
+
+/** Ranking presets of a search: `balanced` is the default. */
 export const RETRIEVAL_PROFILES = ['balanced', 'recall', 'precision'] as const;
+export const RetrievalProfile = z.enum(RETRIEVAL_PROFILES);
+export type RetrievalProfile = z.infer<typeof RetrievalProfile>;
+
+/** How metadata filter entries combine: `and` is the default. */
+export const FILTER_MODES = ['and', 'or'] as const;
+export const FilterMode = z.enum(FILTER_MODES);
+
+/** The explicit signal of POST /v1/feedback. */
+export const FEEDBACK_VALUES = ['positive', 'negative'] as const;
+export const FeedbackValue = z.enum(FEEDBACK_VALUES);
+export type FeedbackValue = z.infer<typeof FeedbackValue>;
 
 export const SearchFilters = z
   .object({
@@ -21,7 +38,7 @@ export const SearchFilters = z
     /** One memory type or a non-empty array of them (OR semantics). */
     memory_type: z.union([MemoryType, z.array(MemoryType).nonempty()]).optional(),
     /** How metadata entries combine; default `and`. */
-    filter_mode: z.enum(['and', 'or']).optional(),
+    filter_mode: FilterMode.optional(),
   })
   // Unknown filter keys are refused: a misspelt filter must not silently widen the search.
   .strict()
@@ -40,16 +57,21 @@ export type SearchFilters = z.infer<typeof SearchFilters>;
 
 /** The fields of a search or context call, before the owner-alias check. */
 export const SearchFields = OwnerFields.merge(ScopeFields).extend({
-  query: PgString.pipe(z.string().min(1).max(2000)),
-  top_k: z.number().int().min(1).max(20).optional(),
+  query: PgString.pipe(z.string().min(LIMITS.query.min).max(LIMITS.query.max)),
+  top_k: z.number().int().min(LIMITS.topK.min).max(LIMITS.topK.max).optional(),
   page: z.number().int().min(1).optional(),
-  page_size: z.number().int().min(1).max(50).optional(),
+  page_size: z
+    .number()
+    .int()
+    .min(LIMITS.searchPageSize.min)
+    .max(LIMITS.searchPageSize.max)
+    .optional(),
   filters: SearchFilters.optional(),
   /** Accepted for compatibility but not honoured: search never returns explanations for it. */
   explain: z.boolean().optional(),
-  search_mode: z.enum(SEARCH_MODES).optional(),
-  min_score: z.number().min(0).max(1).optional(),
-  retrieval_profile: z.enum(RETRIEVAL_PROFILES).optional(),
+  search_mode: SearchMode.optional(),
+  min_score: z.number().min(LIMITS.minScore.min).max(LIMITS.minScore.max).optional(),
+  retrieval_profile: RetrievalProfile.optional(),
 });
 
 export const SearchPayload = SearchFields.superRefine(checkOwnerAliases);
@@ -94,15 +116,17 @@ export const ContextResponse = PageFields.extend({
 export type ContextResponse = z.infer<typeof ContextResponse>;
 
 export const FeedbackPayload = z.object({
-  feedback: z.enum(['positive', 'negative']),
+  feedback: FeedbackValue,
   /** The x-request-id of the earlier search or context call. */
-  request_id: PgString.pipe(z.string().min(1).max(128)),
+  request_id: PgString.pipe(
+    z.string().min(LIMITS.feedbackRequestId.min).max(LIMITS.feedbackRequestId.max),
+  ),
 });
 export type FeedbackPayload = z.infer<typeof FeedbackPayload>;
 
 export const FeedbackResponse = z.object({
   request_id: z.string(),
-  feedback: z.enum(['positive', 'negative']),
+  feedback: FeedbackValue,
   /** Number of memories the signal was applied to (0 when the request id is unknown). */
   applied: z.number().int().min(0),
 });

@@ -87,3 +87,25 @@ export function describeFields<T extends z.ZodRawShape>(
   );
   return z.object(described as T);
 }
+
+const NUMBER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 6 });
+
+/** A contract bound as a description quotes it: `1 to 50,000`. */
+export function between({ min, max }: { min: number; max: number }): string {
+  return `${NUMBER.format(min)} to ${NUMBER.format(max)}`;
+}
+
+/**
+ * The contract's values as a description lists them, `a, b (note) or c`, so that the listed
+ * values are always exactly the contract's; `notes` explain some of them.
+ */
+export function listOf<V extends string>(
+  values: readonly V[],
+  conjunction: 'and' | 'or',
+  notes: { [K in V]?: string } = {},
+): string {
+  const items = values.map((value) => (notes[value] ? `${value} (${notes[value]})` : value));
+  const last = items.pop();
+  if (last === undefined) return '';
+  return items.length === 0 ? last : `${items.join(', ')} ${conjunction} ${last}`;
+}

@@ -1,26 +1,36 @@
 import {
+  CHUNK_PROFILES,
   ContextResponse,
   DeleteMemoryResponse,
+  FEEDBACK_VALUES,
   FeedbackPayload,
   FeedbackResponse,
+  LIMITS,
   ListMemoriesQuery,
   ListMemoriesResponse,
+  MEMORY_TYPES,
   Memory,
   MemoryIdParams,
   MemoryInsertFields,
   MemoryInsertPayload,
   MemoryInsertResponse,
   Metadata,
+  OWNER_ID_ALIASES,
+  OWNER_TYPES,
+  OWNER_TYPE_ALIASES,
+  RETRIEVAL_PROFILES,
+  SEARCH_MODES,
   SearchFields,
   SearchPayload,
   SearchResponse,
+  type FeedbackValue,
   type SearchResultItem,
 } from '@mnemo/contract';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Request } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { auditFields } from '../http/completion.js';
+import { markAudited, requestInputs } from '../http/request-inputs.js';
 import { validationError, zodDetails } from '../http/validation.js';
 import { memoryWriteDeps, searchDeps } from '../deps.js';
 import { deleteMemory, getMemory, listMemories } from '../services/memories.js';
@@ -28,7 +38,7 @@ import { writeMemory } from '../services/memory-write.js';
 import { buildContext } from '../services/retrieval/context.js';
 import { applyFeedback } from '../services/retrieval/feedback.js';
 import { searchMemories } from '../services/retrieval/search.js';
-import { describeFields } from './schema.js';
+import { between, describeFields, listOf } from './schema.js';
 
 /** What a tool call acts for: the session's workspace and the HTTP request carrying the call. */
 export interface ToolContext {
@@ -83,18 +93,18 @@ function defineTool<P>(
   };
 }
 
-// Field descriptions, shared by the tools that take the same contract fields.
+// Field descriptions, shared by the tools that take the same contract fields. Values and bounds
+// are quoted from the contract, so a description never lists a value the schema refuses.
 
-const OWNER = {
-  owner_id:
-    "Whose memory this is: your end user's id (or a team or app id). Omit for app-wide memories, which belong to the default owner. user_id, userId and entity_id are aliases: give one of them, or equal values.",
-  user_id: 'Alias of owner_id.',
-  userId: 'Alias of owner_id.',
-  entity_id: 'Alias of owner_id.',
-  owner_type:
-    'Kind of owner: user (the default when an owner id is given), team or app. entity_type is an alias.',
-  entity_type: 'Alias of owner_type.',
-} as const;
+const ID_ALIASES = OWNER_ID_ALIASES.filter((alias) => alias !== 'owner_id');
+const TYPE_ALIASES = OWNER_TYPE_ALIASES.filter((alias) => alias !== 'owner_type');
+
+const OWNER: Record<string, string> = {
+  owner_id: `Whose memory this is: your end user's id (or a team or app id). Omit for app-wide memories, which belong to the default owner. ${listOf(ID_ALIASES, 'and')} are aliases: give one of them, or equal values.`,
+  ...Object.fromEntries(ID_ALIASES.map((alias) => [alias, 'Alias of owner_id.'])),
+  owner_type: `Kind of owner: ${listOf(OWNER_TYPES, 'or', { user: 'the default when an owner id is given' })}. ${listOf(TYPE_ALIASES, 'and')} ${TYPE_ALIASES.length === 1 ? 'is an alias' : 'are aliases'}.`,
+  ...Object.fromEntries(TYPE_ALIASES.map((alias) => [alias, 'Alias of owner_type.'])),
+};
 
 const SPACE = {
   scope:
@@ -108,31 +118,36 @@ const SPACE = {
 const SEARCH = {
   ...OWNER,
   ...SPACE,
-  query:
-    'What to look for, in natural language (1 to 2,000 characters), e.g. "Where does Jane live?".',
-  top_k: 'How many results, 1 to 20 (default 10).',
+  query: `What to look for, in natural language (${between(LIMITS.query)} characters), e.g. "Where does Jane live?".`,
+  top_k: `How many results, ${between(LIMITS.topK)} (default 10).`,
   page: 'Page of results, from 1 (default 1).',
-  page_size: 'Results per page, 1 to 50; overrides top_k.',
+  page_size: `Results per page, ${between(LIMITS.searchPageSize)}; overrides top_k.`,
   filters:
     'Optional filters: memory_type (one type or a list of types), metadata (key/value pairs that must all match; filter_mode "or" matches any), start_time and end_time (ISO 8601, on creation time). Unknown keys are refused.',
   explain: 'Accepted for compatibility; has no effect.',
-  search_mode:
-    'hybrid (default: meaning and keywords), vector (meaning only) or keyword (words only).',
-  min_score: 'Drop results scoring below this, 0 to 1.',
-  retrieval_profile:
-    'balanced (default), recall (more candidates, keeps weak matches) or precision (fewer, stronger matches; default min_score 0.3).',
-} as const;
+  search_mode: `${listOf(SEARCH_MODES, 'or', {
+    hybrid: 'default: meaning and keywords',
+    vector: 'meaning only',
+    keyword: 'words only',
+  })}.`,
+  min_score: `Drop results scoring below this, ${between(LIMITS.minScore)}.`,
+  retrieval_profile: `${listOf(RETRIEVAL_PROFILES, 'or', {
+    balanced: 'default',
+    recall: 'more candidates, keeps weak matches',
+    precision: 'fewer, stronger matches; default min_score 0.3',
+  })}.`,
+};
+
+/** What each feedback value means, for the model choosing one. */
+const FEEDBACK_MEANING: Record<FeedbackValue, string> = {
+  positive: 'if the results helped',
+  negative: 'if they were wrong or unhelpful',
+};
 
 const MEMORY_ID =
   'The memory_id (a UUID) returned by add_memory, search_memories, get_context or list_memories.';
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
-
-/** `x-save-history: 1` (or `true`) on the HTTP request, as on POST /v1/search. */
-const wantsHistory = (req: Request) => {
-  const value = req.get('x-save-history');
-  return value === '1' || value?.toLowerCase() === 'true';
-};
 
 const clip = (text: string, max: number) => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -221,37 +236,38 @@ export const TOOLS: McpTool[] = [
       openWorldHint: false,
     },
     input: describeFields(MemoryInsertFields.shape, {
-      text: 'The memory: one self-contained statement (1 to 50,000 characters).',
+      text: `The memory: one self-contained statement (${between(LIMITS.memoryText)} characters).`,
       ...OWNER,
       ...SPACE,
       metadata:
         'Flat key/value pairs (string, number, boolean or null values) stored with the memory; searches can filter on them.',
-      memory_type:
-        'fact, preference, event, note (the default), task, correction or pin. Ranking favours pin, correction, fact and preference.',
-      importance:
-        'Ranking weight from 0.01 to 100 (default 1): higher makes the memory more likely to be recalled.',
-      chunk_profile:
-        'How long text is split for search: balanced (default), dense (fact-dense text, smaller pieces) or document (long prose, paragraphs kept together).',
+      memory_type: `${listOf(MEMORY_TYPES, 'or', { note: 'the default' })}. Ranking favours pin, correction, fact and preference.`,
+      importance: `Ranking weight from ${between(LIMITS.importance)} (default 1): higher makes the memory more likely to be recalled.`,
+      chunk_profile: `How long text is split for search: ${listOf(CHUNK_PROFILES, 'or', {
+        balanced: 'default',
+        dense: 'fact-dense text, smaller pieces',
+        document: 'long prose, paragraphs kept together',
+      })}.`,
       extract:
         'Default true: child memories may be extracted from the text automatically; false stores only this memory.',
       effective_at:
         'When the statement became true (ISO 8601, e.g. 2026-03-01); orders conflicting facts.',
       replaces_memory_id:
         'memory_id of an outdated memory of the same owner that this one supersedes; it becomes lifecycle_state "replaced".',
-      idempotency_key:
-        'Optional key (8 to 128 characters): retrying with the same key and arguments returns the first result instead of storing twice.',
+      idempotency_key: `Optional key (${between(LIMITS.idempotencyKey)} characters): retrying with the same key and arguments returns the first result instead of storing twice.`,
     }),
     output: MemoryInsertResponse,
     payload: MemoryInsertPayload,
     async run({ deps, workspaceId, request }, payload) {
+      const { piiScan, audit } = requestInputs(request);
       const result = await writeMemory(memoryWriteDeps(deps), {
         workspaceId,
         payload,
-        piiScan: request.get('x-safety-pii-scan') === '1',
-        audit: { ...auditFields(request), startedAt: request.startedAt },
+        piiScan,
+        audit,
       });
       // The write's transaction holds this request's audit record; a replay wrote none.
-      request.auditRecorded = request.auditRecorded === true || result.audited;
+      markAudited(request, result.audited);
       const response = result.response;
       const lines = response.deduped
         ? [
@@ -282,16 +298,17 @@ export const TOOLS: McpTool[] = [
     output: SearchResponse.extend({ request_id: z.string() }),
     payload: SearchPayload,
     async run({ deps, workspaceId, request }, payload) {
+      const { requestId, saveHistory } = requestInputs(request);
       const { results, page, page_size, total, has_more } = await searchMemories(searchDeps(deps), {
         workspaceId,
-        requestId: request.requestId,
+        requestId,
         route: 'search',
         payload,
-        saveHistory: wantsHistory(request),
+        saveHistory,
       });
-      const response = { results, page, page_size, total, has_more, request_id: request.requestId };
+      const response = { results, page, page_size, total, has_more, request_id: requestId };
       return {
-        text: searchText(results, { page, page_size, total }, request.requestId),
+        text: searchText(results, { page, page_size, total }, requestId),
         structured: response,
       };
     },
@@ -310,9 +327,10 @@ export const TOOLS: McpTool[] = [
     output: ContextResponse.extend({ request_id: z.string() }),
     payload: SearchPayload,
     async run({ deps, workspaceId, request }, payload) {
+      const { requestId } = requestInputs(request);
       const context = await buildContext(searchDeps(deps), {
         workspaceId,
-        requestId: request.requestId,
+        requestId,
         route: 'context',
         payload,
       });
@@ -326,8 +344,8 @@ export const TOOLS: McpTool[] = [
             ),
           ]
         : ['No relevant memories found.'];
-      lines.push('', feedbackHint(request.requestId));
-      return { text: lines.join('\n'), structured: { ...context, request_id: request.requestId } };
+      lines.push('', feedbackHint(requestId));
+      return { text: lines.join('\n'), structured: { ...context, request_id: requestId } };
     },
   }),
 
@@ -335,7 +353,7 @@ export const TOOLS: McpTool[] = [
     name: 'list_memories',
     title: 'List memories',
     description: [
-      "List an owner's stored memories, newest first, a page at a time (page, page_size up to 100), optionally",
+      `List an owner's stored memories, newest first, a page at a time (page, page_size up to ${LIMITS.listPageSize.max}), optionally`,
       'filtered by namespace, memory_type, metadata and creation time. Includes replaced and archived memories',
       '(see lifecycle_state). Use it to browse or review what is stored; use search_memories to find memories',
       'about something.',
@@ -347,9 +365,8 @@ export const TOOLS: McpTool[] = [
         ...OWNER,
         namespace: 'Only memories in this namespace.',
         page: 'Page, from 1 (default 1).',
-        page_size: 'Memories per page, 1 to 100 (default 20).',
-        memory_type:
-          'Only memories of this type: fact, preference, event, note, task, correction or pin.',
+        page_size: `Memories per page, ${between(LIMITS.listPageSize)} (default 20).`,
+        memory_type: `Only memories of this type: ${listOf(MEMORY_TYPES, 'or')}.`,
         metadata: 'Only memories whose metadata holds all of these key/value pairs.',
         start_time: 'Only memories created at or after this time (ISO 8601).',
         end_time: 'Only memories created at or before this time (ISO 8601).',
@@ -429,7 +446,7 @@ export const TOOLS: McpTool[] = [
       openWorldHint: false,
     },
     input: describeFields(FeedbackPayload.shape, {
-      feedback: 'positive if the results helped, negative if they were wrong or unhelpful.',
+      feedback: `${FEEDBACK_VALUES.map((value) => `${value} ${FEEDBACK_MEANING[value]}`).join(', ')}.`,
       request_id: 'The request_id returned by search_memories or get_context.',
     }),
     output: FeedbackResponse,

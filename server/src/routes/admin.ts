@@ -1,44 +1,31 @@
+import { contract } from '@mnemo/contract';
+import { initServer } from '@ts-rest/express';
 import type { IRouter } from 'express';
-import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { adminAuth } from '../http/admin-auth.js';
+import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
-import { validationError, zodDetails } from '../http/validation.js';
 import { runHygiene } from '../jobs/hygiene.js';
 
-const HygieneQuery = z
-  .object({
-    dry_run: z
-      .enum(['true', 'false', '1', '0'])
-      .default('false')
-      .transform((v) => v === 'true' || v === '1'),
-    limit: z.coerce
-      .number({ invalid_type_error: 'must be an integer' })
-      .int()
-      .min(1)
-      .max(10_000)
-      .default(1000),
-    workspace_id: z.string().uuid().optional(),
-  })
-  .strict();
+const s = initServer();
 
-/** Operator routes (not in the published contract), guarded by the admin token. */
+/**
+ * Operator routes (outside the published contract), guarded by the admin token. The guard runs
+ * before the query is validated: without the token a caller learns nothing about the route.
+ */
 export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDeps): void {
-  const guard = adminAuth({ token: deps.config.adminToken });
-  table.add('POST', '/admin/memory-hygiene');
-  target.post('/admin/memory-hygiene', guard, async (req, res, next) => {
-    try {
-      const parsed = HygieneQuery.safeParse(req.query);
-      if (!parsed.success) throw validationError(zodDetails(parsed.error, 'query'));
-      const report = await runHygiene(deps.database.db, {
-        dryRun: parsed.data.dry_run,
-        limit: parsed.data.limit,
-        ...(parsed.data.workspace_id ? { workspaceId: parsed.data.workspace_id } : {}),
+  const implementation = s.router(contract.admin, {
+    runMemoryHygiene: async ({ query }) => ({
+      status: 200,
+      body: await runHygiene(deps.database.db, {
+        dryRun: query.dry_run,
+        limit: query.limit,
+        ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
         nearThreshold: deps.config.dedupe.nearThreshold,
-      });
-      res.json(report);
-    } catch (error) {
-      next(error);
-    }
+      }),
+    }),
   });
+  mountContract(target, table, contract.admin, implementation, [
+    adminAuth({ token: deps.config.adminToken }),
+  ]);
 }

@@ -3,8 +3,8 @@ import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { requireAuth } from '../http/auth.js';
-import { auditFields } from '../http/completion.js';
 import { mountContract } from '../http/mount.js';
+import { markAudited, requestInputs } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import { deleteMemory, getMemory, listMemories } from '../services/memories.js';
 import { memoryWriteDeps } from '../deps.js';
@@ -20,15 +20,16 @@ export function mountMemoryRoutes(
 ): void {
   const { db } = deps.database;
   const implementation = s.router(contract.memories, {
-    createMemory: async ({ req, body, headers }) => {
+    createMemory: async ({ req, body }) => {
       const { workspaceId } = requireAuth(req);
+      const { piiScan, audit } = requestInputs(req);
       const result = await writeMemory(memoryWriteDeps(deps), {
         workspaceId,
         payload: body,
-        piiScan: headers['x-safety-pii-scan'] === '1',
-        audit: { ...auditFields(req), startedAt: req.startedAt },
+        piiScan,
+        audit,
       });
-      req.auditRecorded = result.audited;
+      markAudited(req, result.audited);
       return { status: 200, body: result.response };
     },
     listMemories: async ({ req, query }) => ({

@@ -4,6 +4,7 @@ import type { IRouter, RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
+import { requestInputs } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import { buildContext } from '../services/retrieval/context.js';
 import { applyFeedback } from '../services/retrieval/feedback.js';
@@ -11,10 +12,6 @@ import { searchDeps } from '../deps.js';
 import { searchMemories } from '../services/retrieval/search.js';
 
 const s = initServer();
-
-/** `x-save-history: 1` or `true`. */
-const wantsHistory = (value: string | undefined) =>
-  value === '1' || value?.toLowerCase() === 'true';
 
 export function mountSearchRoutes(
   target: IRouter,
@@ -24,13 +21,14 @@ export function mountSearchRoutes(
 ): void {
   const retrieval = searchDeps(deps);
   const implementation = s.router(contract.search, {
-    searchMemories: async ({ req, body, headers }) => {
+    searchMemories: async ({ req, body }) => {
+      const { requestId, saveHistory } = requestInputs(req);
       const { results, page, page_size, total, has_more } = await searchMemories(retrieval, {
         workspaceId: requireAuth(req).workspaceId,
-        requestId: req.requestId,
+        requestId,
         route: 'search',
         payload: body,
-        saveHistory: wantsHistory(headers['x-save-history']),
+        saveHistory,
       });
       return { status: 200, body: { results, page, page_size, total, has_more } };
     },
@@ -38,7 +36,7 @@ export function mountSearchRoutes(
       status: 200,
       body: await buildContext(retrieval, {
         workspaceId: requireAuth(req).workspaceId,
-        requestId: req.requestId,
+        requestId: requestInputs(req).requestId,
         route: 'context',
         payload: body,
       }),
