@@ -24,3 +24,17 @@ export class ServiceError extends Error {
     this.status = ERROR_STATUS[code];
   }
 }
+
+/**
+ * The database did something a query did not expect (an insert that returned no row, a row gone
+ * right after it was written): a fault of the server, never of the request. Deliberately not a
+ * {@link ServiceError}: the HTTP error handler and the MCP tools treat it as any unexpected
+ * failure (logged, answered 500 INTERNAL with the generic message), so its text, which names
+ * tables and keys, never reaches a client.
+ */
+export class DatabaseError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DatabaseError';
+  }
+}

@@ -47,6 +47,7 @@ function toApiError(error: unknown, maxBodyBytes: number): ServiceError | undefi
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ServiceError('BAD_REQUEST', 'Malformed request');
   }
+  // Anything else (a DatabaseError from a query, a driver's error, a bug) is unexpected.
   return undefined;
 }
 

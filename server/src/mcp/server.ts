@@ -12,6 +12,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppDeps } from '../deps.js';
+import type { SessionBinding } from './sessions.js';
 import { ServiceError } from '../errors.js';
 import { errorEnvelope } from '../http/errors.js';
 import { currentHttpRequest } from './context.js';
@@ -42,12 +43,6 @@ export function toolCatalog(): Tool[] {
     annotations: { title: tool.title, ...tool.annotations },
   }));
   return catalog;
-}
-
-/** The workspace (and key) a session was opened with; every call in it acts for that workspace. */
-export interface SessionBinding {
-  workspaceId: string;
-  apiKeyId: string | null;
 }
 
 /** One MCP server per session (an SDK Server serves one transport). */

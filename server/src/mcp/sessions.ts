@@ -1,7 +1,12 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from '../logger.js';
-import type { SessionBinding } from './server.js';
+
+/** The workspace (and key) a session was opened with; every call in it acts for that workspace. */
+export interface SessionBinding {
+  workspaceId: string;
+  apiKeyId: string | null;
+}
 
 export interface McpSession {
   id: string;

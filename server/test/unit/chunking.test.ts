@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CHUNK_PRESETS,
-  chunkText,
-  splitSentences,
-  type ChunkProfile,
-} from '../../src/services/chunking.js';
+import { CHUNK_PRESETS, chunkText, type ChunkProfile } from '../../src/services/chunking.js';
+import { splitSentences } from '../../src/text/sentences.js';
 
 const PROFILES: ChunkProfile[] = ['balanced', 'dense', 'document'];
 

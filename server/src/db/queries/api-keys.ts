@@ -1,4 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
 import { type ApiKey, apiKeys } from '../schema/index.js';
 
@@ -7,7 +8,7 @@ export async function insertApiKey(
   input: { workspaceId: string; name: string; keyPrefix: string; keyHash: string },
 ): Promise<ApiKey> {
   const [row] = await db.insert(apiKeys).values(input).returning();
-  if (!row) throw new Error('insert into api_keys returned no row');
+  if (!row) throw new DatabaseError('insert into api_keys returned no row');
   return row;
 }
 

@@ -4,23 +4,15 @@ import {
   memories,
   memoryChunks,
   memoryLifecycleEvents,
-  type MemoryClaim,
   type MemoryLifecycleEvent,
   type NewMemory,
   type NewMemoryChunk,
   type NewMemoryLifecycleEvent,
 } from '../schema/index.js';
-import type { Queryable } from './memory-writes.js';
+import type { Queryable } from './statement.js';
 
-/** A live memory of the space stating one of a new memory's claims (see `writeLookups`). */
-export interface ClaimHolder {
-  id: string;
-  text: string;
-  claims: MemoryClaim[];
-  effectiveAt: Date | null;
-  createdAt: Date;
-  confidence: number | null;
-}
+// Re-exported: the lifecycle rules (services/lifecycle/decide.ts) import it from here.
+export type { ClaimHolder } from './claims.js';
 
 export async function insertLifecycleEvents(
   db: Queryable,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DatabaseError } from '../../errors.js';
 import {
   memories,
   memoryChunks,
@@ -9,7 +10,7 @@ import {
   toVectorLiteral,
 } from '../schema/index.js';
 import type { Database } from '../client.js';
-import type { ClaimHolder } from './lifecycle.js';
+import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension } from './vector.js';
 import { inOneTrip, step, Statement, type Queryable } from './statement.js';
 
@@ -201,7 +202,7 @@ export async function writeLookups(
     embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
     limit: nearest?.limit ?? 0,
   });
-  if (!row) throw new Error('write lookups returned no row');
+  if (!row) throw new DatabaseError('write lookups returned no row');
   return {
     idempotency:
       row.requestHash !== null && row.response !== null

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
 import { serverSettings } from '../schema/index.js';
 
@@ -29,6 +30,6 @@ export async function getOrCreateSetting(
     .onConflictDoNothing({ target: serverSettings.key });
   const stored = await getSetting(db, key);
   if (stored === undefined)
-    throw new Error(`server setting ${key} vanished right after being created`);
+    throw new DatabaseError(`server setting ${key} vanished right after being created`);
   return stored;
 }

@@ -9,7 +9,7 @@ import {
   type LearningSignal,
   type NewLearningSignal,
 } from '../schema/index.js';
-import type { Queryable } from './memory-writes.js';
+import type { Queryable } from './statement.js';
 
 /** One multi-row insert (searches record their signals in batches). */
 export async function insertLearningSignals(

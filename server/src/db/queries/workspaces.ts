@@ -1,4 +1,5 @@
 import { asc, eq } from 'drizzle-orm';
+import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
 import { type Workspace, workspaces } from '../schema/index.js';
 
@@ -7,7 +8,7 @@ export async function createWorkspace(
   input: { name: string; plan?: string },
 ): Promise<Workspace> {
   const [row] = await db.insert(workspaces).values(input).returning();
-  if (!row) throw new Error('insert into workspaces returned no row');
+  if (!row) throw new DatabaseError('insert into workspaces returned no row');
   return row;
 }
 

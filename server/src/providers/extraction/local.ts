@@ -10,7 +10,7 @@
  * borrows ("I love hiking and hate running" → "I hate running").
  */
 import { STOPWORDS, words } from '../../text/tokens.js';
-import { splitSentences } from '../../services/chunking.js';
+import { splitSentences } from '../../text/sentences.js';
 import type { ExtractedMemory, Extractor } from './types.js';
 
 type MemoryType = ExtractedMemory['memoryType'];

@@ -239,11 +239,6 @@ const SKIP_ATTRIBUTES = new Set([
 ]);
 
 /**
- * The single-valued facts a text states. Only wording that names one value for one attribute
- * counts ("I live in Paris", "my favourite colour is blue", "Jane works at Acme"); likes,
- * lists and plans are not claims, so they never supersede each other.
- */
-/**
  * Reported speech, as transcripts and conversation imports write it: `Jane said, "I live in
  * Paris."`. The quote's "I" is the speaker, not the owner.
  */
@@ -255,6 +250,11 @@ export function isReportedSpeech(text: string): boolean {
   return REPORTED_SPEECH.test(text);
 }
 
+/**
+ * The single-valued facts a text states. Only wording that names one value for one attribute
+ * counts ("I live in Paris", "my favourite colour is blue", "Jane works at Acme"); likes,
+ * lists and plans are not claims, so they never supersede each other.
+ */
 export function extractClaims(text: string): Claim[] {
   const reported = REPORTED_SPEECH.exec(text);
   if (reported?.groups?.speaker && reported.groups.quote !== undefined) {

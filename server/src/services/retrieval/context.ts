@@ -12,10 +12,15 @@ export const MAX_LINKED = 3;
 /** A linked memory joins the context only when it relates to the query at least this much. */
 const LINKED_MIN_RELEVANCE = 0.15;
 
-function cosine(a: number[], b: number[]): number {
-  let dot = 0;
-  for (let i = 0; i < a.length; i += 1) dot += (a[i] ?? 0) * (b[i] ?? 0);
-  return dot;
+/**
+ * The dot product, which is the cosine similarity here: every embedding provider returns
+ * unit-length vectors (see `EmbeddingProvider.embed`; the local one leaves only an all-zero
+ * vector unscaled, which scores 0), and stored chunk embeddings come from those providers.
+ */
+function dot(a: number[], b: number[]): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i += 1) sum += (a[i] ?? 0) * (b[i] ?? 0);
+  return sum;
 }
 
 function clip(text: string): string {
@@ -70,7 +75,7 @@ export async function buildContext(
         outcome.queryEmbedding &&
         chunk.embedding &&
         chunk.embeddingDimension === outcome.queryEmbedding.length
-          ? cosine(outcome.queryEmbedding, chunk.embedding)
+          ? dot(outcome.queryEmbedding, chunk.embedding)
           : 0;
       return { chunk, relevance: Math.max(lexical, semantic) };
     })
