@@ -183,9 +183,6 @@ export class Usage {
   /**
    * Today's consumption and limits (`GET /v1/usage/today`).
    *
-   * Note: the server does not implement this route yet; today it answers 404 and this method
-   * throws `NotFoundError`.
-   *
    * @example
    * ```ts
    * const { plan, writes, limits } = await client.usage.today();

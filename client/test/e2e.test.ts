@@ -149,7 +149,7 @@ describeDb('MemoryClient end to end', () => {
     }
   });
 
-  it('errors: bad key, INVALID_OWNER_ID, usage not implemented yet (404)', async () => {
+  it('errors: bad key, INVALID_OWNER_ID; usage today is served', async () => {
     const bad = new MemoryClient({
       baseUrl,
       apiKey: 'mnemo_wrongwrongwrongwrongwrongwrong',
@@ -162,7 +162,12 @@ describeDb('MemoryClient end to end', () => {
     await expect(
       client.memories.add({ text: 'x', ownerId: 'a', userId: 'b' }),
     ).rejects.toBeInstanceOf(InvalidOwnerIdError);
-    await expect(client.usage.today()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.usage.today()).resolves.toMatchObject({
+      plan: expect.any(String),
+      writes: expect.any(Number),
+      reads: expect.any(Number),
+      embeds: expect.any(Number),
+    });
     // No method for a route the server does not serve.
     expect('billing' in client).toBe(false);
   });

@@ -30,6 +30,25 @@ describe('errorFromResponse', () => {
     expect(error.status).toBe(status);
   });
 
+  it('exposes Retry-After (seconds or a date) as retryAfterMs', () => {
+    const limited = errorFromResponse(
+      429,
+      envelope('RATE_LIMITED', 'slow down'),
+      new Headers({ 'retry-after': '7' }),
+    );
+    expect(limited.retryAfterMs).toBe(7000);
+    const dated = errorFromResponse(
+      503,
+      envelope('ENTITLEMENT_DEGRADED', 'read-only for now'),
+      new Headers({ 'retry-after': new Date(Date.now() + 30_000).toUTCString() }),
+    );
+    expect(dated.retryAfterMs).toBeGreaterThan(25_000);
+    expect(dated.retryAfterMs).toBeLessThanOrEqual(30_000);
+    expect(errorFromResponse(400, envelope('BAD_REQUEST', 'no'), new Headers()).retryAfterMs).toBe(
+      undefined,
+    );
+  });
+
   it('keeps a code this client does not know yet', () => {
     const error = errorFromResponse(
       503,

@@ -2,19 +2,21 @@ import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
-import { MemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.js';
+import { createLimitBackend, type LimitBackend } from './limits/backend.js';
 import { McpSessionStore } from './mcp/sessions.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
 import { AuditRecorder } from './services/audit.js';
-import type { Extractor } from './services/lifecycle/extraction/index.js';
+import type { Extractor } from './providers/extraction/index.js';
 import type { QuotaGate } from './services/quota.js';
 import type { EmbeddingProvider } from './providers/embeddings/index.js';
 import type { Reranker } from './providers/rerank/index.js';
 import { BackgroundTasks } from './services/background.js';
 import { unlimitedQuota } from './services/quota.js';
-import { createExtractor } from './services/lifecycle/extraction/index.js';
+import { PlanService } from './services/plans.js';
+import { createMeteredQuota } from './services/usage.js';
+import { createExtractor } from './providers/extraction/index.js';
 import type { MemoryWriteDeps } from './services/memory-write.js';
 import type { SearchDeps } from './services/retrieval/search.js';
 
@@ -30,7 +32,10 @@ export interface AppDeps {
   audit: AuditRecorder;
   /** Embeds memories on write and queries on search: one provider for both. */
   embeddings: EmbeddingProvider;
+  /** Metering of writes, reads and AI work against the workspace's plan (MNEMO_LIMITS). */
   quota: QuotaGate;
+  /** Each workspace's effective plan, from its entitlement (cached briefly). */
+  plans: PlanService;
   /** Undefined: no rerank step. */
   reranker: Reranker | undefined;
   /** Splits memories into child memories; undefined when extraction is off. */
@@ -38,8 +43,8 @@ export interface AppDeps {
   /** Learning signals and search history: off the response path. */
   background: BackgroundTasks;
   statistics: StatisticsKeeper;
-  /** Rate-limit counters: in memory; a shared store would make limits span instances. */
-  rateLimits: RateLimitStore;
+  /** Rate-limit counters and in-flight leases: in memory, or on Redis across instances. */
+  limits: LimitBackend;
   /** Open hosted-MCP sessions; closed on shutdown. */
   mcpSessions: McpSessionStore;
 }
@@ -54,6 +59,10 @@ export async function createDeps(
   const audit = new AuditRecorder(database.db, logger);
   const embeddings = createEmbeddingProvider(config.embeddings);
   const statistics = new StatisticsKeeper(database, logger);
+  const plans = new PlanService(database.db, {
+    internalGrantPlan: config.limits.internalGrantPlan,
+    logger,
+  });
   await statistics.start();
   return {
     config,
@@ -62,7 +71,15 @@ export async function createDeps(
     apiKeys,
     audit,
     embeddings,
-    quota: unlimitedQuota,
+    quota: config.limits.enabled
+      ? createMeteredQuota({
+          db: database.db,
+          plans,
+          reservationTtlMs: config.limits.reservationTtlMs,
+          logger,
+        })
+      : unlimitedQuota,
+    plans,
     reranker: createReranker(config.rerank),
     extractor:
       config.extraction.provider === 'none'
@@ -76,7 +93,11 @@ export async function createDeps(
           }),
     background: new BackgroundTasks(logger),
     statistics,
-    rateLimits: new MemoryRateLimitStore(),
+    limits: await createLimitBackend({
+      redisUrl: config.rateLimits.redisUrl,
+      onConnectError: (err) =>
+        logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
+    }),
     mcpSessions: new McpSessionStore({
       ttlMs: config.mcp.sessionTtlMs,
       maxSessions: config.mcp.maxSessions,
@@ -107,5 +128,6 @@ export function searchDeps(deps: AppDeps): SearchDeps {
     logger: deps.logger,
     explain: deps.config.searchExplain,
     episodeWindowSeconds: deps.config.episodeWindowSeconds,
+    quota: deps.quota,
   };
 }

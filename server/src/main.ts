@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     await deps.statistics.drain();
     await deps.audit.drain();
     logger.debug('audit drained');
+    await deps.limits.close();
     await database.close();
     logger.debug('database closed');
     // The log destination is asynchronous: let it write what it holds before exiting.

@@ -116,6 +116,20 @@ export function effectiveRecord(
 
 function progressBar(stream: Writer) {
   let last = 0;
+  let shown = { done: 0, total: 0, summary: { imported: 0, deduped: 0, failed: 0 } };
+  let waitingUntil = 0;
+  let drawnLength = 0;
+  const draw = () => {
+    const { done, total, summary } = shown;
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    const waitSeconds = Math.ceil((waitingUntil - Date.now()) / 1000);
+    const waiting = waitSeconds > 0 ? `  rate limited: waiting ${waitSeconds} s` : '';
+    const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}  imported ${summary.imported}  deduped ${summary.deduped}  failed ${summary.failed}${waiting}`;
+    // Spaces wipe what a longer previous line (a wait notice) left behind.
+    stream.write(`\r${line}${' '.repeat(Math.max(0, drawnLength - line.length))}`);
+    drawnLength = line.length;
+  };
   return {
     update(
       done: number,
@@ -123,14 +137,16 @@ function progressBar(stream: Writer) {
       summary: Pick<ImportSummary, 'imported' | 'deduped' | 'failed'>,
       force = false,
     ) {
+      shown = { done, total, summary: { ...summary } };
       const now = Date.now();
       if (!force && now - last < 100) return;
       last = now;
-      const width = 30;
-      const filled = total === 0 ? width : Math.round((done / total) * width);
-      stream.write(
-        `\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}  imported ${summary.imported}  deduped ${summary.deduped}  failed ${summary.failed}`,
-      );
+      draw();
+    },
+    /** A rate limit holds the import for `waitMs` (0: it goes on). */
+    wait(waitMs: number) {
+      waitingUntil = waitMs > 0 ? Math.max(waitingUntil, Date.now() + waitMs) : waitingUntil;
+      draw();
     },
     end() {
       stream.write('\n');
@@ -142,6 +158,41 @@ export interface ImportOptions {
   concurrency: number;
   defaults: Record<string, unknown>;
   onProgress?: (done: number, summary: ImportSummary) => void;
+  /** Told when a rate limit makes the import wait (ms), and again with 0 when it goes on. */
+  onWait?: (waitMs: number) => void;
+  /** How waiting is done (tests pass a fake clock). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Rate-limit waits one record may sit out before it counts as failed. */
+const MAX_RATE_LIMIT_WAITS = 20;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One write that sits out the server's rate limits: a 429 `RATE_LIMITED` (which the client has
+ * already retried briefly) waits the `Retry-After` the server sent and tries again, so a large
+ * import under a plan's limits still completes. Other errors, including `CAP_EXCEEDED` (a daily
+ * cap: waiting would take hours), are the record's failure. The idempotency key makes the retry
+ * safe even if a refused attempt had reached the database.
+ */
+async function addWaitingOutRateLimits<T>(
+  add: () => Promise<T>,
+  onWait: ((waitMs: number) => void) | undefined,
+  sleep: (ms: number) => Promise<void>,
+): Promise<T> {
+  for (let waits = 0; ; waits++) {
+    try {
+      return await add();
+    } catch (error) {
+      const waitMs = error instanceof MnemoError ? error.retryAfterMs : undefined;
+      const rateLimited = error instanceof MnemoError && error.code === 'RATE_LIMITED';
+      if (!rateLimited || waitMs === undefined || waits >= MAX_RATE_LIMIT_WAITS) throw error;
+      onWait?.(waitMs);
+      await sleep(waitMs);
+      onWait?.(0);
+    }
+  }
 }
 
 /** Writes every record with at most `concurrency` requests in flight; never throws per record. */
@@ -149,7 +200,7 @@ export async function importRecords(
   client: MemoryClient,
   file: string,
   records: ImportRecord[],
-  { concurrency, defaults, onProgress }: ImportOptions,
+  { concurrency, defaults, onProgress, onWait, sleep = realSleep }: ImportOptions,
 ): Promise<ImportSummary> {
   const started = Date.now();
   const summary: ImportSummary = {
@@ -175,10 +226,15 @@ export async function importRecords(
       } else {
         const payload = effectiveRecord(item.record, defaults);
         try {
-          const result = await client.memories.add({
-            ...(payload as unknown as AddMemoryParams),
-            idempotency_key: importKey(payload),
-          });
+          const result = await addWaitingOutRateLimits(
+            () =>
+              client.memories.add({
+                ...(payload as unknown as AddMemoryParams),
+                idempotency_key: importKey(payload),
+              }),
+            onWait,
+            sleep,
+          );
           if (result.deduped) summary.deduped++;
           else summary.imported++;
         } catch (error) {
@@ -273,6 +329,7 @@ export function importCommand(bind: Bind): Command {
           onProgress: bar
             ? (done, current) => bar.update(done, records.length, current)
             : undefined,
+          onWait: bar ? (waitMs) => bar.wait(waitMs) : undefined,
         });
         if (bar) {
           bar.update(records.length, records.length, summary, true);

@@ -1,4 +1,5 @@
 import type { ErrorCode } from '@mnemo/contract';
+import { parseRetryAfter } from '../internal/backoff.js';
 
 /**
  * Codes the client itself reports, for failures that carry no server envelope: a non-envelope
@@ -32,6 +33,8 @@ export interface MnemoErrorInit {
   /** Correlation id from the error envelope or the `x-request-id` header. */
   requestId?: string | undefined;
   details?: ErrorDetails | undefined;
+  /** From the response's `Retry-After` header, in milliseconds. */
+  retryAfterMs?: number | undefined;
   cause?: unknown;
 }
 
@@ -60,13 +63,19 @@ export class MnemoError extends Error {
   readonly requestId: string | undefined;
   /** Field name → messages, on validation failures. */
   readonly details: ErrorDetails | undefined;
+  /**
+   * How long the server asked the caller to wait (`Retry-After`, on 429 and 503), in
+   * milliseconds; `undefined` when it did not say.
+   */
+  readonly retryAfterMs: number | undefined;
 
-  constructor({ code, message, status, requestId, details, cause }: MnemoErrorInit) {
+  constructor({ code, message, status, requestId, details, retryAfterMs, cause }: MnemoErrorInit) {
     super(message, cause === undefined ? undefined : { cause });
     this.code = code;
     this.status = status;
     this.requestId = requestId;
     this.details = details;
+    this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -203,6 +212,7 @@ function classForStatus(status: number): typeof MnemoError {
  */
 export function errorFromResponse(status: number, body: unknown, headers: Headers): MnemoError {
   const headerRequestId = headers.get('x-request-id') ?? undefined;
+  const retryAfterMs = parseRetryAfter(headers.get('retry-after'));
   const ErrorClass = classForStatus(status);
   if (isEnvelope(body)) {
     return new ErrorClass({
@@ -211,6 +221,7 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
       status,
       requestId: typeof body.request_id === 'string' ? body.request_id : headerRequestId,
       details: body.error.details,
+      retryAfterMs,
     });
   }
   return new ErrorClass({
@@ -218,5 +229,6 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
     message: genericMessage(status, body),
     status,
     requestId: headerRequestId,
+    retryAfterMs,
   });
 }

@@ -8,6 +8,7 @@ import type {
   OwnerTypeAlias,
   SearchPayload,
   SearchResponse,
+  UsageResponse,
 } from '@mnemo/contract';
 
 /** An owner type as the client accepts it: the contract's, plus the legacy `agent` (= `app`). */
@@ -71,45 +72,9 @@ export const TRANSPORT_KINDS = ['mcp', 'rest', 'hybrid'] as const;
 /** Which way `client.search` and `client.context` travel. */
 export type TransportKind = (typeof TRANSPORT_KINDS)[number];
 
-/** Resources a daily cap counts. */
-export type UsageResource =
-  'writes' | 'reads' | 'embeds' | 'embed_tokens' | 'extraction_calls' | 'gen_tokens' | 'storage';
-
-/** A cap close to or at its limit, in {@link UsageToday.cap_alerts}. */
-export interface UsageCapAlert {
-  resource: UsageResource;
-  severity: 'warning' | 'critical';
-  used: number;
-  cap: number;
-  ratio: number;
-}
-
-/** Daily limits of writes, reads and embeds. */
-export interface UsageLimits {
-  writes: number;
-  reads: number;
-  embeds: number;
-}
-
-/** `GET /v1/usage/today`, typed from the spec's "Usage response" table. */
-export interface UsageToday {
-  /** Plan code. */
-  plan: string;
-  /** Consumed today. */
-  writes: number;
-  reads: number;
-  embeds: number;
-  /** `YYYY-MM-DD`. */
-  day?: string;
-  workspace_id?: string;
-  entitlement_active?: boolean;
-  entitlement_source?: 'billing' | 'internal_grant';
-  /** Effective limits. */
-  limits?: UsageLimits;
-  /** @deprecated legacy alias of `limits`. */
-  caps?: UsageLimits;
-  cap_alerts?: UsageCapAlert[];
-  operational_mode?: 'normal' | 'degraded' | 'sleep';
-  /** True in billing grace: limits floored toward the launch plan while `plan` shows the paid tier. */
-  grace_soft_downgrade?: boolean;
-}
+/**
+ * `GET /v1/usage/today`: the contract's usage response (today's consumption, effective limits,
+ * cap alerts, operational mode).
+ */
+export type UsageToday = UsageResponse;
+export type { UsageCapAlert, UsageResource } from '@mnemo/contract';

@@ -23,6 +23,8 @@ declare global {
 export interface RequestAuth {
   workspaceId: string;
   apiKeyId: string | null;
+  /** Epoch ms until which the key has the introductory rate limit (operator-minted keys). */
+  introductoryUntil?: number;
 }
 
 /**

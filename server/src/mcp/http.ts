@@ -13,13 +13,14 @@ import type { AppDeps } from '../deps.js';
 import { apiKeyAuth, requireAuth } from '../http/auth.js';
 import { ServiceError } from '../errors.js';
 import { sendError } from '../http/errors.js';
-import { rateLimit } from '../http/rate-limit.js';
+import { clientRateLimit } from '../http/limits.js';
+import { clientAddressKey } from '../http/rate-limit.js';
 import type { RouteTable } from '../http/route-table.js';
 import { withHttpRequest } from './context.js';
 import { landingPage } from './landing.js';
 import { MCP_PATHS } from './paths.js';
-import { createMcpServer, type SessionBinding } from './server.js';
-import type { McpSession } from './sessions.js';
+import { createMcpServer } from './server.js';
+import type { McpSession, SessionBinding } from './sessions.js';
 
 const SESSION_HEADER = 'mcp-session-id';
 
@@ -82,11 +83,11 @@ export function mcpRoutes(deps: AppDeps, table: RouteTable): Router {
   const router = express.Router({ caseSensitive: true });
   router.all(
     MCP_PATHS,
-    rateLimit({
-      store: deps.rateLimits,
+    clientRateLimit({
+      backend: deps.limits,
       name: 'mcp-ip',
       limit: config.mcp.rateLimitPerMinute,
-      windowMs: 60_000,
+      key: clientAddressKey,
       describe: `${config.mcp.rateLimitPerMinute} requests per minute per client address on MCP paths`,
       logger,
     }),

@@ -22,6 +22,16 @@ const AUTH_CACHE_MAX = 10_000;
 export interface AuthContext {
   workspaceId: string;
   apiKeyId: string;
+  /** Epoch ms until which the key has the introductory rate limit; absent: none. */
+  introductoryUntil?: number;
+}
+
+/** How long a key minted by the operator key route keeps the introductory rate (the spec: 48 h). */
+export const INTRODUCTORY_PERIOD_MS = 48 * 60 * 60 * 1000;
+
+export interface MintOptions {
+  /** Operator-minted keys start on the introductory rate for {@link INTRODUCTORY_PERIOD_MS}. */
+  introductory?: boolean;
 }
 
 export interface MintedApiKey {
@@ -63,12 +73,17 @@ export class ApiKeyService {
     return API_KEY_PREFIX + randomBytes(24).toString('base64url');
   }
 
-  async mint(workspaceId: string, name: string): Promise<MintedApiKey> {
-    return this.register(workspaceId, name, ApiKeyService.generate());
+  async mint(workspaceId: string, name: string, options: MintOptions = {}): Promise<MintedApiKey> {
+    return this.register(workspaceId, name, ApiKeyService.generate(), options);
   }
 
   /** Stores a key the operator chose (bootstrap); a key already stored is returned as is. */
-  async register(workspaceId: string, name: string, plaintext: string): Promise<MintedApiKey> {
+  async register(
+    workspaceId: string,
+    name: string,
+    plaintext: string,
+    { introductory = false }: MintOptions = {},
+  ): Promise<MintedApiKey> {
     const keyHash = this.hash(plaintext);
     const existing = await findActiveApiKeyByHash(this.db, keyHash);
     if (existing) {
@@ -79,6 +94,7 @@ export class ApiKeyService {
       name,
       keyHash,
       keyPrefix: plaintext.slice(0, API_KEY_PREFIX.length + 4),
+      ...(introductory ? { introductoryUntil: new Date(Date.now() + INTRODUCTORY_PERIOD_MS) } : {}),
     });
     return { id: row.id, workspaceId: row.workspaceId, name: row.name, plaintext };
   }
@@ -95,7 +111,11 @@ export class ApiKeyService {
     const actual = Buffer.from(keyHash, 'hex');
     if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
     this.touch(row.id);
-    const auth = { workspaceId: row.workspaceId, apiKeyId: row.id };
+    const auth: AuthContext = {
+      workspaceId: row.workspaceId,
+      apiKeyId: row.id,
+      ...(row.introductoryUntil ? { introductoryUntil: row.introductoryUntil.getTime() } : {}),
+    };
     if (this.verified.size >= AUTH_CACHE_MAX) this.verified.clear();
     this.verified.set(keyHash, { auth, until: Date.now() + AUTH_CACHE_TTL_MS });
     return auth;

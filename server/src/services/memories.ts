@@ -15,6 +15,7 @@ import {
 import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
 import type { MemoryLifecycleEvent } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
+import { recordStorageFreed } from './usage.js';
 import { ownerFromAliases } from './owner.js';
 import { isUuid } from '../ids.js';
 
@@ -93,7 +94,10 @@ export async function deleteMemory(
   workspaceId: string,
   id: string,
 ): Promise<DeleteMemoryResponse> {
-  if (!isUuid(id) || !(await deleteMemoryById(db, workspaceId, id))) throw notFound(id);
+  const bytes = isUuid(id) ? await deleteMemoryById(db, workspaceId, id) : undefined;
+  if (bytes === undefined) throw notFound(id);
+  // What the memory stored no longer counts against the plan's storage.
+  await recordStorageFreed(db, workspaceId, bytes);
   return { id, deleted: true };
 }
 

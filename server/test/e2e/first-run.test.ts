@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   createEmptyPostgresDatabase,
@@ -10,63 +8,7 @@ import {
   testBackend,
   type EmptyPostgresDatabase,
 } from '../support/db.js';
-
-const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Started {
-  child: ChildProcess;
-  baseUrl: string;
-  stderr: () => string;
-}
-
-/** Starts the real entry point (`pnpm start` runs the same) and waits for its listening line. */
-function startServer(env: Record<string, string>): Promise<Started> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'],
-    {
-      cwd: SERVER_DIR,
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    let started = false;
-    const fail = (reason: string) => {
-      if (started) return;
-      started = true;
-      child.kill('SIGKILL');
-      reject(new Error(`${reason}:\n${stdout}\n${stderr}`));
-    };
-    const timer = setTimeout(() => fail('server did not start in time'), 25_000);
-    child.once('exit', (code) => fail(`server exited with ${code}`));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)","msg":"mnemo listening"/.exec(stdout);
-      if (match?.[1] && !started) {
-        started = true;
-        clearTimeout(timer);
-        resolve({ child, baseUrl: match[1], stderr: () => stderr });
-      }
-    });
-  });
-}
-
-/** SIGTERM, then the exit code (null if it had to be killed after 15 s). */
-function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', (code) => {
-      clearTimeout(killer);
-      resolve(code);
-    });
-    child.kill('SIGTERM');
-  });
-}
+import { startServer, stop } from '../support/server-process.js';
 
 describeDb('first run of the server entry point', () => {
   let dataDir: string;

@@ -2,28 +2,11 @@ import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestId } from '../../src/http/request-id.js';
-import {
-  MemoryRateLimitStore,
-  clientAddressKey,
-  ipv6Prefix64,
-  rateLimit,
-  type RateLimitStore,
-} from '../../src/http/rate-limit.js';
+import { clientRateLimit } from '../../src/http/limits.js';
+import { clientAddressKey, ipv6Prefix64 } from '../../src/http/rate-limit.js';
+import { createLimitBackend, type LimitBackend } from '../../src/limits/backend.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
-
-describe('MemoryRateLimitStore', () => {
-  it('counts per key in fixed windows and reports the time left', async () => {
-    let now = 1_000_000;
-    const store = new MemoryRateLimitStore(() => now);
-    expect(await store.hit('a', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
-    now += 20_000;
-    expect(await store.hit('a', 60_000)).toEqual({ count: 2, resetMs: 40_000 });
-    expect(await store.hit('b', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
-    now += 40_000;
-    expect(await store.hit('a', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
-  });
-});
 
 describe('clientAddressKey', () => {
   const key = (ip: string) => clientAddressKey({ ip, socket: {} as never });
@@ -45,16 +28,16 @@ describe('clientAddressKey', () => {
 });
 
 describe('rateLimit middleware', () => {
-  function appWith(store: RateLimitStore, trustProxy: boolean | string = false) {
+  function appWith(backend: LimitBackend, trustProxy: boolean | string = false) {
     const app = express();
     app.set('trust proxy', trustProxy);
     app.use(requestId());
     app.use(
-      rateLimit({
-        store,
+      clientRateLimit({
+        backend,
         name: 'test',
         limit: 2,
-        windowMs: 60_000,
+        key: clientAddressKey,
         describe: '2 requests per minute',
       }),
     );
@@ -65,13 +48,12 @@ describe('rateLimit middleware', () => {
   }
 
   it('answers past the limit with 429 RATE_LIMITED and Retry-After in seconds', async () => {
-    const app = appWith(new MemoryRateLimitStore());
+    const app = appWith(await createLimitBackend());
     const first = await request(app).get('/');
     expect(first.status).toBe(200);
     expect(first.headers).toMatchObject({
-      'ratelimit-limit': '2',
-      'ratelimit-remaining': '1',
-      'ratelimit-reset': '60',
+      'ratelimit-policy': '"test";q=2;w=60',
+      ratelimit: '"test";r=1;t=60',
     });
     expect((await request(app).get('/')).status).toBe(200);
     const limited = await request(app).get('/');
@@ -79,7 +61,7 @@ describe('rateLimit middleware', () => {
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
-    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(limited.headers['ratelimit']).toMatch(/^"test";r=0;t=\d+$/);
     expect(limited.body).toEqual({
       error: {
         code: 'RATE_LIMITED',
@@ -92,23 +74,25 @@ describe('rateLimit middleware', () => {
   });
 
   it('ignores X-Forwarded-For unless trust proxy says so', async () => {
-    const untrusted = appWith(new MemoryRateLimitStore());
+    const untrusted = appWith(await createLimitBackend());
     for (const ip of ['198.51.100.1', '198.51.100.2'])
       await request(untrusted).get('/').set('x-forwarded-for', ip);
     expect((await request(untrusted).get('/').set('x-forwarded-for', '198.51.100.3')).status).toBe(
       429,
     );
 
-    const trusted = appWith(new MemoryRateLimitStore(), 'loopback');
+    const trusted = appWith(await createLimitBackend(), 'loopback');
     for (const ip of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
       expect((await request(trusted).get('/').set('x-forwarded-for', ip)).status).toBe(200);
     }
   });
 
   it('lets requests through when the store fails', async () => {
-    const broken: RateLimitStore = { hit: async () => Promise.reject(new Error('store down')) };
+    // Redis that is not there: every check fails, and the limit fails open.
+    const broken = await createLimitBackend({ redisUrl: 'redis://127.0.0.1:1' });
     const app = appWith(broken);
     for (let i = 0; i < 4; i += 1) expect((await request(app).get('/')).status).toBe(200);
+    await broken.close();
   });
 });
 

@@ -22,9 +22,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Request rates high enough that no suite but the limit tests meets them: suites fire hundreds of
+ * requests a minute and races of 20 at once. Plans, caps and metering stay on as deployed.
+ */
+export const UNTHROTTLED: Record<string, string> = {
+  MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '1000000',
+  MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE: '1000000',
+  MNEMO_INFLIGHT_PER_WORKSPACE: '1000',
+};
+
 /** Configuration as the server would read it from this environment, plus test overrides. */
 export function testConfig(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ LOG_LEVEL: 'silent', ...env });
+  return loadConfig({ LOG_LEVEL: 'silent', ...UNTHROTTLED, ...env });
 }
 
 /** The real app over a fresh database of the current backend (PGlite or PostgreSQL). */
@@ -54,6 +64,7 @@ export async function createTestApp(
       await deps.background.drain();
       await deps.statistics.drain();
       await deps.audit.drain();
+      await deps.limits.close();
       await database.close();
     },
   };

@@ -5,7 +5,13 @@ import { type ApiKey, apiKeys } from '../schema/index.js';
 
 export async function insertApiKey(
   db: Database,
-  input: { workspaceId: string; name: string; keyPrefix: string; keyHash: string },
+  input: {
+    workspaceId: string;
+    name: string;
+    keyPrefix: string;
+    keyHash: string;
+    introductoryUntil?: Date;
+  },
 ): Promise<ApiKey> {
   const [row] = await db.insert(apiKeys).values(input).returning();
   if (!row) throw new DatabaseError('insert into api_keys returned no row');

@@ -71,14 +71,15 @@ export async function listMemories(
 }
 
 /** Deletes a memory of this workspace; chunks and links go with it (foreign-key cascade). */
+/** Deletes a memory (its chunks and links cascade); the UTF-8 bytes of its text, or undefined. */
 export async function deleteMemoryById(
   db: Database,
   workspaceId: string,
   id: string,
-): Promise<boolean> {
-  const deleted = await db
+): Promise<number | undefined> {
+  const [deleted] = await db
     .delete(memories)
     .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)))
-    .returning({ id: memories.id });
-  return deleted.length > 0;
+    .returning({ bytes: sql<number>`octet_length(${memories.text})` });
+  return deleted ? Number(deleted.bytes) : undefined;
 }

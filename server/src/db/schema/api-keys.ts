@@ -17,6 +17,11 @@ export const apiKeys = pgTable(
     createdAt: createdAt(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    /**
+     * Until then the key gets the introductory rate (15 requests per minute): keys minted by the
+     * operator key route start there for 48 hours. Null: the normal per-key rate.
+     */
+    introductoryUntil: timestamp('introductory_until', { withTimezone: true }),
   },
   (t) => [index('api_keys_workspace_id_idx').on(t.workspaceId)],
 );

@@ -11,7 +11,9 @@ import { ServiceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { EmbeddingError, type EmbeddingProvider } from '../../providers/embeddings/index.js';
 import type { Reranker } from '../../providers/rerank/types.js';
+import { estimateTokens } from '../ai-cost.js';
 import type { BackgroundTasks } from '../background.js';
+import type { QuotaGate } from '../quota.js';
 import { resolveOwner } from '../owner.js';
 import { addEpisodeContext } from './episodes.js';
 import {
@@ -44,6 +46,8 @@ export interface SearchDeps {
   explain: boolean;
   /** Operator setting: episode window for episode context (0: off). See addEpisodeContext. */
   episodeWindowSeconds: number;
+  /** Meters the read (and the query's embedding) against the workspace's plan. */
+  quota: QuotaGate;
 }
 
 export interface SearchRequest {
@@ -194,10 +198,33 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
  * (weighted recall scores + direct evidence) → optional rerank → episode context (hybrid) →
  * lifecycle and learning factors → min_score → one result per memory → page. Records the implicit learning signal in the background.
  */
+/**
+ * A search (or the search of a context call), metered: one read, and one embedding of the query
+ * unless the search is keyword-only. Over the plan's daily reads or embeds the search is refused
+ * (`CAP_EXCEEDED`) before any recall runs. The reservation is settled off the response path.
+ */
 export async function searchMemories(
   deps: SearchDeps,
   request: SearchRequest,
 ): Promise<SearchOutcome> {
+  const keywordOnly = request.payload.search_mode === 'keyword';
+  const reservation = await deps.quota.reserve({
+    workspaceId: request.workspaceId,
+    reads: 1,
+    ...(keywordOnly ? {} : { embeds: 1, embedTokens: estimateTokens(request.payload.query) }),
+  });
+  let outcome: SearchOutcome;
+  try {
+    outcome = await rankedSearch(deps, request);
+  } catch (error) {
+    deps.background.run('usage release', () => reservation.release());
+    throw error;
+  }
+  deps.background.run('usage commit', () => reservation.commit());
+  return outcome;
+}
+
+async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<SearchOutcome> {
   const { payload } = request;
   const mode: SearchMode = payload.search_mode ?? 'hybrid';
   const profile = PROFILES[payload.retrieval_profile ?? 'balanced'];

@@ -1,0 +1,1 @@
+ALTER TABLE "api_keys" ADD COLUMN "introductory_until" timestamp with time zone;

@@ -1,0 +1,348 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { ServiceError } from '../errors.js';
+import type { Counter, LimitBackend } from '../limits/backend.js';
+import type { Logger } from '../logger.js';
+import type { RequestAuth } from './auth.js';
+import { sendError } from './errors.js';
+
+const MINUTE_SECONDS = 60;
+
+/** One window limit as the IETF RateLimit headers describe it. */
+interface PolicyState {
+  name: string;
+  quota: number;
+  windowSeconds: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * `RateLimit-Policy` lists every window limit the request was counted against; `RateLimit` gives
+ * the one nearest to its end (draft-ietf-httpapi-ratelimit-headers: `"name";q=…;w=…` and
+ * `"name";r=…;t=…`).
+ */
+function setRateLimitHeaders(res: Response, policies: PolicyState[]): void {
+  if (policies.length === 0) return;
+  res.setHeader(
+    'RateLimit-Policy',
+    policies.map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}`).join(', '),
+  );
+  const tightest = policies.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  res.setHeader(
+    'RateLimit',
+    `"${tightest.name}";r=${tightest.remaining};t=${tightest.resetSeconds}`,
+  );
+}
+
+function limited(req: Request, res: Response, message: string, retryAfterSeconds: number): void {
+  sendError(
+    req,
+    res,
+    new ServiceError('RATE_LIMITED', `${message}; retry in ${retryAfterSeconds} s`, undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+  );
+}
+
+/**
+ * Counts one request against a window counter. Resolves with the policy state, `rejected` set
+ * when the request is over the limit; a store error rejects the promise (the caller decides).
+ */
+async function count(
+  counter: Counter,
+  key: string,
+  policy: { name: string; quota: number; windowSeconds: number },
+  points = 1,
+): Promise<PolicyState & { rejected: boolean }> {
+  try {
+    const res = await counter.consume(key, points);
+    return {
+      ...policy,
+      remaining: res.remainingPoints,
+      resetSeconds: seconds(res.msBeforeNext),
+      rejected: false,
+    };
+  } catch (outcome) {
+    if (!(outcome instanceof RateLimiterRes)) throw outcome;
+    return { ...policy, remaining: 0, resetSeconds: seconds(outcome.msBeforeNext), rejected: true };
+  }
+}
+
+export interface TenantLimitsOptions {
+  backend: LimitBackend;
+  /** Requests per minute allowed to this request's API key. */
+  keyRpm(auth: RequestAuth): number;
+  /** Requests per minute allowed to the workspace (its plan's RPM). */
+  workspaceRpm(workspaceId: string): number | Promise<number>;
+  /** In-flight requests per workspace, each lease expiring after `ttlMs` (a crashed request's). */
+  inFlight: { limit: number; ttlMs: number };
+  logger?: Logger;
+}
+
+/**
+ * The spec's request limits on tenant routes, after auth: per key per minute, per workspace per
+ * minute, then an in-flight lease per workspace held until the response closes. Over a limit:
+ * 429 `RATE_LIMITED` with `Retry-After`. A store outage lets requests through (logged): the
+ * limiter must not take the service down with it. Unauthenticated requests pass untouched.
+ */
+export function tenantLimits({
+  backend,
+  keyRpm,
+  workspaceRpm,
+  inFlight,
+  logger,
+}: TenantLimitsOptions): RequestHandler {
+  return async function tenantLimitsMiddleware(req, res, next) {
+    const auth = req.auth;
+    if (!auth) return next();
+    try {
+      const policies: PolicyState[] = [];
+      if (auth.apiKeyId) {
+        const quota = keyRpm(auth);
+        const key = await count(
+          backend.counter({ name: 'key-rpm', points: quota, durationSeconds: MINUTE_SECONDS }),
+          auth.apiKeyId,
+          { name: 'key', quota, windowSeconds: MINUTE_SECONDS },
+        );
+        policies.push(key);
+        if (key.rejected) {
+          setRateLimitHeaders(res, policies);
+          return limited(
+            req,
+            res,
+            `Rate limit exceeded: ${quota} requests per minute per API key`,
+            key.resetSeconds,
+          );
+        }
+      }
+      const quota = await workspaceRpm(auth.workspaceId);
+      const workspace = await count(
+        backend.counter({ name: 'workspace-rpm', points: quota, durationSeconds: MINUTE_SECONDS }),
+        auth.workspaceId,
+        { name: 'workspace', quota, windowSeconds: MINUTE_SECONDS },
+      );
+      policies.push(workspace);
+      setRateLimitHeaders(res, policies);
+      if (workspace.rejected) {
+        return limited(
+          req,
+          res,
+          `Rate limit exceeded: ${quota} requests per minute per workspace`,
+          workspace.resetSeconds,
+        );
+      }
+      const lease = await backend.leases.acquire(
+        `inflight:${auth.workspaceId}`,
+        inFlight.limit,
+        inFlight.ttlMs,
+      );
+      if (!lease.granted) {
+        return limited(
+          req,
+          res,
+          `Too many requests in flight: ${inFlight.limit} at a time per workspace`,
+          seconds(lease.retryAfterMs),
+        );
+      }
+      res.once('close', () => {
+        lease.release().catch((err: unknown) => {
+          logger?.warn({ err, request_id: req.requestId }, 'in-flight lease release failed');
+        });
+      });
+    } catch (err) {
+      logger?.warn({ err, request_id: req.requestId }, 'limit store failed; request allowed');
+    }
+    next();
+  };
+}
+
+export interface IpLimitOptions {
+  backend: LimitBackend;
+  /** Requests per minute per client. */
+  limit: number;
+  /** Namespaces the counter's keys. */
+  name: string;
+  key: (req: Request) => string;
+  describe: string;
+  logger?: Logger;
+}
+
+/** A per-client window limit (the MCP paths' IP limit) on the same counters as tenant limits. */
+export function clientRateLimit({
+  backend,
+  limit,
+  name,
+  key,
+  describe,
+  logger,
+}: IpLimitOptions): RequestHandler {
+  const counter = backend.counter({ name, points: limit, durationSeconds: MINUTE_SECONDS });
+  return async function clientRateLimitMiddleware(req, res, next) {
+    let state;
+    try {
+      state = await count(counter, key(req), {
+        name,
+        quota: limit,
+        windowSeconds: MINUTE_SECONDS,
+      });
+    } catch (err) {
+      logger?.warn(
+        { err, limit: name, request_id: req.requestId },
+        'rate limit store failed; request allowed',
+      );
+      return next();
+    }
+    setRateLimitHeaders(res, [state]);
+    if (!state.rejected) return next();
+    limited(req, res, `Rate limit exceeded: ${describe}`, state.resetSeconds);
+  };
+}
+
+/** What one AI-cost request is estimated to cost, in micro-INR (whole units). */
+export type CostEstimate = (req: Request) => number;
+
+export interface AiCostLimitsOptions {
+  backend: LimitBackend;
+  estimate: CostEstimate;
+  /** Cost burst per workspace per minute, in micro-INR (the spec: 15 INR). */
+  burstMicroInrPerMinute: number;
+  /** The global AI budget; undefined: none. */
+  budget: GlobalAiBudget | undefined;
+  logger?: Logger;
+}
+
+/**
+ * AI-cost routes (writes, search, context): a request whose estimated cost would take the
+ * workspace past its per-minute cost burst is 429 `RATE_LIMITED`; one the global AI budget cannot
+ * pay for is 429 `COST_BUDGET_EXCEEDED`. Free requests (the local providers) are not counted.
+ */
+export function aiCostLimits({
+  backend,
+  estimate,
+  burstMicroInrPerMinute,
+  budget,
+  logger,
+}: AiCostLimitsOptions): RequestHandler {
+  const burst = backend.counter({
+    name: 'cost-burst',
+    points: burstMicroInrPerMinute,
+    durationSeconds: MINUTE_SECONDS,
+  });
+  return async function aiCostLimitsMiddleware(req, res, next) {
+    const auth = req.auth;
+    const cost = auth ? estimate(req) : 0;
+    if (!auth || cost <= 0) return next();
+    let burstCounted = false;
+    try {
+      const state = await count(
+        burst,
+        auth.workspaceId,
+        { name: 'cost', quota: burstMicroInrPerMinute, windowSeconds: MINUTE_SECONDS },
+        cost,
+      );
+      if (state.rejected) {
+        // A refused request spends nothing: give its points back.
+        await burst.reward(auth.workspaceId, cost);
+        return limited(
+          req,
+          res,
+          `AI cost burst exceeded: ${burstMicroInrPerMinute / 1e6} INR per minute per workspace`,
+          state.resetSeconds,
+        );
+      }
+      burstCounted = true;
+    } catch (error) {
+      logger?.warn({ err: error, request_id: req.requestId }, 'cost burst store failed; allowed');
+    }
+    try {
+      await budget?.spend(cost);
+    } catch (error) {
+      if (burstCounted) await burst.reward(auth.workspaceId, cost).catch(() => undefined);
+      if (error instanceof ServiceError) return sendError(req, res, error);
+      return next(error);
+    }
+    next();
+  };
+}
+
+export interface GlobalAiBudgetOptions {
+  backend: LimitBackend;
+  /** Micro-INR the whole installation may spend on AI providers per UTC day. */
+  microInrPerDay: number;
+  /** Refuse when the budget cannot be read (production) rather than spend blind. */
+  failClosed: boolean;
+  /** How long a read of the spent total is trusted (the spec: 60 s). */
+  cacheMs?: number;
+  now?: () => number;
+  logger?: Logger;
+}
+
+/**
+ * The installation's AI spend per day, across instances (on Redis). Reads of the total are cached
+ * for a minute so the hot path rarely touches the store; each spend is added at once. When the
+ * store cannot be read, production fails closed (`COST_BUDGET_EXCEEDED`), elsewhere it fails open.
+ */
+export class GlobalAiBudget {
+  private readonly counter: Counter;
+  private cached: { spent: number; at: number } | undefined;
+  private readonly cacheMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: GlobalAiBudgetOptions) {
+    // Points far above the budget: the counter only sums; the budget check is ours.
+    this.counter = options.backend.counter({
+      name: 'ai-budget',
+      points: Number.MAX_SAFE_INTEGER,
+      durationSeconds: 86_400,
+    });
+    this.cacheMs = options.cacheMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  private dayKey(): string {
+    return new Date(this.now()).toISOString().slice(0, 10);
+  }
+
+  private secondsToMidnight(): number {
+    const now = this.now();
+    const midnight = new Date(now);
+    midnight.setUTCHours(24, 0, 0, 0);
+    return seconds(midnight.getTime() - now);
+  }
+
+  /** Throws `COST_BUDGET_EXCEEDED` when `cost` (micro-INR) more would pass the day's budget. */
+  async spend(cost: number): Promise<void> {
+    const { microInrPerDay, failClosed, logger } = this.options;
+    try {
+      const now = this.now();
+      if (!this.cached || now - this.cached.at >= this.cacheMs) {
+        const res = await this.counter.get(this.dayKey());
+        this.cached = { spent: res?.consumedPoints ?? 0, at: now };
+      }
+      if (this.cached.spent + cost > microInrPerDay) {
+        throw new ServiceError(
+          'COST_BUDGET_EXCEEDED',
+          `The installation's daily AI cost budget (${microInrPerDay / 1e6} INR) is spent`,
+          undefined,
+          { 'Retry-After': String(this.secondsToMidnight()) },
+        );
+      }
+      const res = await this.counter.penalty(this.dayKey(), cost);
+      this.cached = { spent: res.consumedPoints, at: this.cached.at };
+    } catch (error) {
+      if (error instanceof ServiceError) throw error;
+      logger?.warn({ err: error }, 'AI budget store failed');
+      if (failClosed) {
+        throw new ServiceError(
+          'COST_BUDGET_EXCEEDED',
+          'The AI cost budget cannot be verified; AI-cost requests are refused until it can',
+          undefined,
+          { 'Retry-After': '60' },
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  type RateLimiterAbstract,
+  type RateLimiterStoreAbstract,
+} from 'rate-limiter-flexible';
+
+/** A fixed-window counter: rate-limiter-flexible's limiter, in memory or on Redis. */
+export type Counter = RateLimiterAbstract | RateLimiterStoreAbstract;
+
+export interface CounterSpec {
+  /** Names the counter's keys, so several limits share one store. */
+  name: string;
+  /** Points allowed per window. */
+  points: number;
+  /** Window length in seconds; 0 never resets. */
+  durationSeconds: number;
+}
+
+/** One held in-flight slot. */
+export interface Lease {
+  granted: boolean;
+  /** Leases held for the key after this call (including this one when granted). */
+  active: number;
+  /** When refused: milliseconds until the oldest lease expires. */
+  retryAfterMs: number;
+  release(): Promise<void>;
+}
+
+/**
+ * In-flight leases: at most `limit` per key, each expiring `ttlMs` after it was taken, so a crashed
+ * request's slot comes back by itself. rate-limiter-flexible counts requests per window but has no
+ * semaphore, hence this small store (a sorted set of lease expiries on Redis, a map in memory).
+ */
+export interface LeaseStore {
+  acquire(key: string, limit: number, ttlMs: number): Promise<Lease>;
+}
+
+/**
+ * Where limits count: process memory (one instance) or Redis (`REDIS_URL`: shared by every
+ * instance, so N instances together admit exactly the limit).
+ */
+export interface LimitBackend {
+  readonly kind: 'memory' | 'redis';
+  /** The counter for a spec; one instance per spec, reused. */
+  counter(spec: CounterSpec): Counter;
+  leases: LeaseStore;
+  close(): Promise<void>;
+}
+
+export interface LimitBackendOptions {
+  /** `redis://…`; unset counts in memory. */
+  redisUrl?: string | undefined;
+  /** Prefix of every Redis key (tests give each run its own). */
+  keyPrefix?: string;
+  now?: () => number;
+  /** Told when the first connection to Redis fails. */
+  onConnectError?: (error: unknown) => void;
+}
+
+/**
+ * Opens the backend. On Redis it waits for the first connection; if Redis is down then, the
+ * backend still opens (limit checks fail until ioredis reconnects, and callers decide whether a
+ * failed check lets the request through).
+ */
+export async function createLimitBackend({
+  redisUrl,
+  keyPrefix = 'mnemo',
+  now = Date.now,
+  onConnectError,
+}: LimitBackendOptions = {}): Promise<LimitBackend> {
+  if (!redisUrl) return memoryBackend(keyPrefix, now);
+  // No offline queue: a Redis outage fails the limit check at once (the caller decides whether
+  // that fails open or closed) instead of holding requests until it returns.
+  const client = new Redis(redisUrl, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    lazyConnect: true,
+  });
+  client.on('error', () => {
+    // Reported by the failing limit checks; without a listener ioredis prints to stderr.
+  });
+  await client.connect().catch((error: unknown) => onConnectError?.(error));
+  return redisBackend(client, keyPrefix, now);
+}
+
+function cachedCounters(make: (spec: CounterSpec) => Counter): (spec: CounterSpec) => Counter {
+  const counters = new Map<string, Counter>();
+  return (spec) => {
+    const id = `${spec.name}:${spec.points}:${spec.durationSeconds}`;
+    let counter = counters.get(id);
+    if (!counter) {
+      counter = make(spec);
+      counters.set(id, counter);
+    }
+    return counter;
+  };
+}
+
+function memoryBackend(keyPrefix: string, now: () => number): LimitBackend {
+  const leases = new Map<string, Map<string, number>>();
+  return {
+    kind: 'memory',
+    counter: cachedCounters(
+      (spec) =>
+        new RateLimiterMemory({
+          keyPrefix: `${keyPrefix}:${spec.name}:${spec.points}`,
+          points: spec.points,
+          duration: spec.durationSeconds,
+        }),
+    ),
+    leases: {
+      async acquire(key, limit, ttlMs) {
+        const at = now();
+        let held = leases.get(key);
+        if (!held) {
+          held = new Map();
+          leases.set(key, held);
+        }
+        for (const [id, expiresAt] of held) if (expiresAt <= at) held.delete(id);
+        if (held.size >= limit) {
+          const oldest = Math.min(...held.values());
+          return refused(held.size, oldest - at);
+        }
+        const id = randomUUID();
+        held.set(id, at + ttlMs);
+        const slots = held;
+        return {
+          granted: true,
+          active: held.size,
+          retryAfterMs: 0,
+          release: async () => {
+            slots.delete(id);
+            if (slots.size === 0 && leases.get(key) === slots) leases.delete(key);
+          },
+        };
+      },
+    },
+    close: async () => {},
+  };
+}
+
+/**
+ * Drops expired leases, then adds one if fewer than the limit are held. Returns
+ * {granted (0/1), held after the call, ms until the oldest expires}.
+ */
+const ACQUIRE_LEASE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local held = redis.call('ZCARD', KEYS[1])
+if held >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, held, tonumber(oldest[2]) - tonumber(ARGV[1])}
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {1, held + 1, 0}
+`;
+
+function redisBackend(client: Redis, keyPrefix: string, now: () => number): LimitBackend {
+  return {
+    kind: 'redis',
+    counter: cachedCounters(
+      (spec) =>
+        new RateLimiterRedis({
+          storeClient: client,
+          keyPrefix: `${keyPrefix}:${spec.name}:${spec.points}`,
+          points: spec.points,
+          duration: spec.durationSeconds,
+          rejectIfRedisNotReady: true,
+        }),
+    ),
+    leases: {
+      async acquire(key, limit, ttlMs) {
+        const redisKey = `${keyPrefix}:lease:${key}`;
+        const id = randomUUID();
+        const [granted, held, retryAfterMs] = (await client.eval(
+          ACQUIRE_LEASE,
+          1,
+          redisKey,
+          now(),
+          ttlMs,
+          limit,
+          id,
+        )) as [number, number, number];
+        if (!granted) return refused(held, retryAfterMs);
+        return {
+          granted: true,
+          active: held,
+          retryAfterMs: 0,
+          release: async () => {
+            await client.zrem(redisKey, id);
+          },
+        };
+      },
+    },
+    close: async () => {
+      client.disconnect();
+    },
+  };
+}
+
+function refused(active: number, retryAfterMs: number): Lease {
+  return {
+    granted: false,
+    active,
+    retryAfterMs: Math.max(0, retryAfterMs),
+    release: async () => {},
+  };
+}

@@ -1,0 +1,30 @@
+import { contract } from '@mnemo/contract';
+import { initServer } from '@ts-rest/express';
+import type { IRouter, RequestHandler } from 'express';
+import type { AppDeps } from '../deps.js';
+import { requireAuth } from '../http/auth.js';
+import { mountContract } from '../http/mount.js';
+import type { RouteTable } from '../http/route-table.js';
+import { usageToday } from '../services/usage.js';
+
+const s = initServer();
+
+export function mountUsageRoutes(
+  target: IRouter,
+  table: RouteTable,
+  deps: AppDeps,
+  middleware: RequestHandler[],
+): void {
+  const usage = {
+    db: deps.database.db,
+    plans: deps.plans,
+    limitsEnabled: deps.config.limits.enabled,
+  };
+  const implementation = s.router(contract.usage, {
+    getUsageToday: async ({ req }) => ({
+      status: 200,
+      body: await usageToday(usage, requireAuth(req).workspaceId),
+    }),
+  });
+  mountContract(target, table, contract.usage, implementation, middleware);
+}

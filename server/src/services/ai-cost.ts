@@ -1,0 +1,37 @@
+/**
+ * What a request will cost in AI provider fees, estimated before the work runs so that the cost
+ * burst and the global AI budget can refuse it up front. Amounts are micro-INR (millionths of a
+ * rupee), so that cheap requests still count in whole units.
+ */
+export interface AiPrices {
+  /** Micro-INR per embedded token (0 for the local embedder). */
+  embedMicroInrPerToken: number;
+  /** Micro-INR per generation token (0 for the local extractor or none). */
+  genMicroInrPerToken: number;
+}
+
+/** Providers count about four characters a token in English; good enough for a budget. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
+
+/**
+ * Extraction sends the text with its instructions and gets a list of facts back: the prompt
+ * around the text, and an answer about as long as the text.
+ */
+const EXTRACTION_PROMPT_TOKENS = 400;
+
+const ceil = (value: number) => (value > 0 ? Math.ceil(value) : 0);
+
+/** A memory write: its text embedded, and extracted when extraction is on for it. */
+export function estimateWriteCost(text: string, extract: boolean, prices: AiPrices): number {
+  const tokens = estimateTokens(text);
+  const generation =
+    extract && prices.genMicroInrPerToken > 0
+      ? (EXTRACTION_PROMPT_TOKENS + 2 * tokens) * prices.genMicroInrPerToken
+      : 0;
+  return ceil(tokens * prices.embedMicroInrPerToken + generation);
+}
+
+/** A search or context call: the query embedded once. */
+export function estimateQueryCost(query: string, prices: AiPrices): number {
+  return ceil(estimateTokens(query) * prices.embedMicroInrPerToken);
+}

@@ -1,0 +1,266 @@
+import {
+  DISPLAY_PLAN_CODES,
+  type DisplayPlanCode,
+  type EntitlementSource,
+  PLANS,
+  type Plan,
+  type PlanCode,
+  USAGE_RESOURCES,
+  USAGE_WINDOWS,
+  type UsageResource,
+  type UsageWindow,
+  planCaps,
+} from '@mnemo/contract';
+import type { Database } from '../db/client.js';
+import {
+  getEntitlement,
+  grantInternalEntitlement,
+  rollEntitlementPeriod,
+} from '../db/queries/entitlements.js';
+import type { WorkspaceEntitlement } from '../db/schema/index.js';
+import { ServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+const DAY_MS = 86_400_000;
+
+/** Counters of `total` windows (storage) all live under this fixed key. */
+export const TOTAL_WINDOW_START = '1970-01-01';
+
+/**
+ * - `active`: the entitlement is in force.
+ * - `grace`: it lapsed (payment failed, or the paid period ended) but `grace_until` has not
+ *   passed: the plan still shows the paid tier, daily limits are floored to launch's.
+ * - `lapsed`: nothing in force; metered requests are refused (`TRIAL_EXPIRED`).
+ */
+export type EntitlementState = 'active' | 'grace' | 'lapsed';
+
+export interface UsageWindowSpan {
+  kind: UsageWindow;
+  /** `YYYY-MM-DD`: the counter key. */
+  start: string;
+  /** When the window resets; undefined for `total` (never). */
+  resetsAt: Date | undefined;
+}
+
+/** A workspace's entitlement as it applies at one instant. */
+export interface EffectivePlan {
+  workspaceId: string;
+  /** The plan whose period caps apply (launch when nothing is in force). */
+  plan: Plan;
+  /** What responses show: the entitlement's plan code (a paid tier in grace; `scale_plus`). */
+  displayPlan: DisplayPlanCode;
+  source: EntitlementSource;
+  state: EntitlementState;
+  /** Caps in force, by resource: the plan's, with daily limits floored to launch's in grace. */
+  caps: Record<UsageResource, number>;
+  /** The window each resource counts in right now. */
+  windows: Record<UsageResource, UsageWindowSpan>;
+  period: { start: Date; end: Date };
+  /** `YYYY-MM-DD` of the current UTC day. */
+  day: string;
+}
+
+const isoDay = (at: Date) => at.toISOString().slice(0, 10);
+
+/** The UTC day containing `now`. */
+export function utcDay(now: Date): { key: string; start: Date; end: Date } {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  return { key: isoDay(start), start, end: new Date(start.getTime() + DAY_MS) };
+}
+
+/** The plan limits of a stored code: `scale_plus` meters as scale; an unknown code as launch. */
+function planOf(code: string): Plan {
+  if (code in PLANS) return PLANS[code as PlanCode];
+  return code === 'scale_plus' ? PLANS.scale : PLANS.launch;
+}
+
+function displayCode(code: string, plan: Plan): DisplayPlanCode {
+  return (DISPLAY_PLAN_CODES as readonly string[]).includes(code)
+    ? (code as DisplayPlanCode)
+    : plan.code;
+}
+
+/**
+ * The period containing `now`: the stored one while it lasts, then (for an internal grant, or a
+ * billing entitlement in grace) the following periods of the plan's length, so counters reset on
+ * schedule even before the row itself is moved on.
+ */
+export function currentPeriod(
+  entitlement: Pick<WorkspaceEntitlement, 'periodStart' | 'periodEnd'>,
+  plan: Plan,
+  now: Date,
+): { start: Date; end: Date } {
+  const { periodStart, periodEnd } = entitlement;
+  if (now < periodEnd || now < periodStart) return { start: periodStart, end: periodEnd };
+  const length = plan.periodDays * DAY_MS;
+  const skipped = Math.floor((now.getTime() - periodEnd.getTime()) / length);
+  const start = new Date(periodEnd.getTime() + skipped * length);
+  return { start, end: new Date(start.getTime() + length) };
+}
+
+export function entitlementState(entitlement: WorkspaceEntitlement, now: Date): EntitlementState {
+  const inForce =
+    entitlement.status === 'active' &&
+    (entitlement.entitlementSource === 'internal_grant' || now < entitlement.periodEnd);
+  if (inForce) return 'active';
+  if (entitlement.graceUntil && now < entitlement.graceUntil) return 'grace';
+  return 'lapsed';
+}
+
+const DAILY_RESOURCES = USAGE_RESOURCES.filter((r) => USAGE_WINDOWS[r] === 'day');
+
+/**
+ * What an entitlement (or none: a workspace of a billing install that never paid) means at
+ * `now`: plan, state, caps and windows.
+ */
+export function effectivePlan(
+  workspaceId: string,
+  entitlement: WorkspaceEntitlement | undefined,
+  now: Date,
+): EffectivePlan {
+  const day = utcDay(now);
+  const plan = entitlement ? planOf(entitlement.plan) : PLANS.launch;
+  const state = entitlement ? entitlementState(entitlement, now) : 'lapsed';
+  const period = entitlement
+    ? currentPeriod(entitlement, plan, now)
+    : { start: day.start, end: day.end };
+  const caps = planCaps(plan);
+  if (state === 'grace') {
+    const floor = planCaps(PLANS.launch);
+    for (const resource of DAILY_RESOURCES)
+      caps[resource] = Math.min(caps[resource], floor[resource]);
+  }
+  const spans: Record<UsageWindow, UsageWindowSpan> = {
+    day: { kind: 'day', start: day.key, resetsAt: day.end },
+    period: { kind: 'period', start: isoDay(period.start), resetsAt: period.end },
+    total: { kind: 'total', start: TOTAL_WINDOW_START, resetsAt: undefined },
+  };
+  const windows = Object.fromEntries(
+    USAGE_RESOURCES.map((resource) => [resource, spans[USAGE_WINDOWS[resource]]]),
+  ) as Record<UsageResource, UsageWindowSpan>;
+  return {
+    workspaceId,
+    plan,
+    displayPlan: entitlement ? displayCode(entitlement.plan, plan) : plan.code,
+    source: entitlement?.entitlementSource ?? 'billing',
+    state,
+    caps,
+    windows,
+    period,
+    day: day.key,
+  };
+}
+
+/** Reads a workspace's entitlement; throws when it cannot be verified. */
+export type EntitlementLoader = (
+  workspaceId: string,
+  now: Date,
+) => Promise<WorkspaceEntitlement | undefined>;
+
+/**
+ * The entitlement store: the row, and on an install without billing (`internalGrantPlan` set)
+ * an internal grant on that plan for a workspace that has none, starting the UTC day it is first
+ * used. An internal grant whose period has ended is moved on to the current one.
+ */
+export function databaseEntitlements(
+  db: Database,
+  internalGrantPlan: PlanCode | undefined,
+): EntitlementLoader {
+  return async (workspaceId, now) => {
+    let row = await getEntitlement(db, workspaceId);
+    if (!row && internalGrantPlan) {
+      const start = utcDay(now).start;
+      row = await grantInternalEntitlement(db, {
+        workspaceId,
+        plan: internalGrantPlan,
+        periodStart: start,
+        periodEnd: new Date(start.getTime() + PLANS[internalGrantPlan].periodDays * DAY_MS),
+      });
+    }
+    if (row?.entitlementSource === 'internal_grant' && now >= row.periodEnd) {
+      const period = currentPeriod(row, planOf(row.plan), now);
+      await rollEntitlementPeriod(db, {
+        workspaceId,
+        fromPeriodStart: row.periodStart,
+        periodStart: period.start,
+        periodEnd: period.end,
+      });
+      row = await getEntitlement(db, workspaceId);
+    }
+    return row;
+  };
+}
+
+export interface PlanServiceOptions {
+  /**
+   * The plan of the internal grant a workspace without an entitlement gets (self-hosted, no
+   * billing); undefined: none, such a workspace has no plan in force.
+   */
+  internalGrantPlan: PlanCode | undefined;
+  /** How long an entitlement read is reused; 0 reads it every time. Default 30 s. */
+  cacheMs?: number;
+  /** Where entitlements come from; default the database (tests inject failures here). */
+  loader?: EntitlementLoader;
+  /** Told why an entitlement could not be read. */
+  logger?: Logger;
+}
+
+/** Seconds a client should wait after an entitlement check failed. */
+export const ENTITLEMENT_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * Resolves a workspace's effective plan from its entitlement. Reads are cached briefly per
+ * workspace (quotas are checked on every metered request); the effective plan is computed at
+ * each call, so days and periods turn over on time. When the entitlement cannot be read, the
+ * call throws 503 `ENTITLEMENT_DEGRADED`; the last plan read stays available to reads.
+ */
+export class PlanService {
+  private readonly cache = new Map<
+    string,
+    { entitlement: WorkspaceEntitlement | undefined; at: number }
+  >();
+  private readonly cacheMs: number;
+  private readonly loader: EntitlementLoader;
+  private readonly logger: Logger | undefined;
+  readonly internalGrantPlan: PlanCode | undefined;
+
+  constructor(db: Database, options: PlanServiceOptions) {
+    this.internalGrantPlan = options.internalGrantPlan;
+    this.cacheMs = options.cacheMs ?? 30_000;
+    this.loader = options.loader ?? databaseEntitlements(db, options.internalGrantPlan);
+    this.logger = options.logger;
+  }
+
+  async resolve(workspaceId: string, now: Date = new Date()): Promise<EffectivePlan> {
+    const cached = this.cache.get(workspaceId);
+    if (cached && now.getTime() - cached.at < this.cacheMs) {
+      return effectivePlan(workspaceId, cached.entitlement, now);
+    }
+    let entitlement: WorkspaceEntitlement | undefined;
+    try {
+      entitlement = await this.loader(workspaceId, now);
+    } catch (err) {
+      this.logger?.warn({ err, workspace_id: workspaceId }, 'entitlement check failed');
+      throw new ServiceError(
+        'ENTITLEMENT_DEGRADED',
+        'The workspace entitlement cannot be verified right now; requests that consume quota are refused until it can',
+        undefined,
+        { 'Retry-After': String(ENTITLEMENT_RETRY_AFTER_SECONDS) },
+      );
+    }
+    this.cache.set(workspaceId, { entitlement, at: now.getTime() });
+    return effectivePlan(workspaceId, entitlement, now);
+  }
+
+  /** The plan from the last successful read, however old; undefined if none. */
+  lastKnown(workspaceId: string, now: Date = new Date()): EffectivePlan | undefined {
+    const cached = this.cache.get(workspaceId);
+    return cached ? effectivePlan(workspaceId, cached.entitlement, now) : undefined;
+  }
+
+  /** Forgets cached reads (after billing changed an entitlement); all when no id is given. */
+  invalidate(workspaceId?: string): void {
+    if (workspaceId === undefined) this.cache.clear();
+    else this.cache.delete(workspaceId);
+  }
+}

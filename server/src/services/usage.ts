@@ -1,0 +1,382 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CAP_ALERT_RATIOS,
+  USAGE_RESOURCES,
+  type UsageCapAlert,
+  type UsageResource,
+  type UsageResponse,
+} from '@mnemo/contract';
+import type { Database } from '../db/client.js';
+import { getEntitlement } from '../db/queries/entitlements.js';
+import {
+  type CounterRow,
+  decreaseUsed,
+  expireReservations,
+  purgeExpiredReservations,
+  readUsageCounters,
+  reserveUsage,
+  settleReservation,
+} from '../db/queries/usage.js';
+import { ServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import {
+  type EffectivePlan,
+  effectivePlan,
+  type PlanService,
+  TOTAL_WINDOW_START,
+  utcDay,
+} from './plans.js';
+import {
+  nothingToSettle,
+  type QuotaGate,
+  type UsageAmounts,
+  type UsageRequest,
+  type UsageReservation,
+} from './quota.js';
+
+/** The field of a {@link UsageAmounts} each metered resource is requested with. */
+const REQUEST_FIELDS: Record<UsageResource, keyof UsageAmounts> = {
+  writes: 'writes',
+  reads: 'reads',
+  embeds: 'embeds',
+  embed_tokens: 'embedTokens',
+  extraction_calls: 'extractionCalls',
+  gen_tokens: 'genTokens',
+  storage: 'storageBytes',
+};
+
+function amountOf(amounts: UsageAmounts, resource: UsageResource): number {
+  const value = amounts[REQUEST_FIELDS[resource]] ?? 0;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new TypeError(`usage amount of ${resource} must be a finite number >= 0, got ${value}`);
+  }
+  return Math.ceil(value);
+}
+
+/** Resources the request consumes, with positive whole amounts. */
+function requested(amounts: UsageAmounts): Array<{ resource: UsageResource; amount: number }> {
+  return USAGE_RESOURCES.map((resource) => ({
+    resource,
+    amount: amountOf(amounts, resource),
+  })).filter((entry) => entry.amount > 0);
+}
+
+/** Writes, extraction and storage change the workspace; reads and embeddings of queries do not. */
+const isMutation = (request: UsageAmounts) =>
+  (request.writes ?? 0) > 0 ||
+  (request.extractionCalls ?? 0) > 0 ||
+  (request.storageBytes ?? 0) > 0;
+
+/** Reservations not settled within this long are expired and refunded by reconciliation. */
+export const DEFAULT_RESERVATION_TTL_MS = 300_000;
+
+export interface MeteredQuotaOptions {
+  db: Database;
+  plans: PlanService;
+  /** Default {@link DEFAULT_RESERVATION_TTL_MS}. */
+  reservationTtlMs?: number;
+  now?: () => Date;
+  logger?: Logger;
+}
+
+function noPlanInForce(plan: EffectivePlan): ServiceError {
+  return new ServiceError(
+    'TRIAL_EXPIRED',
+    plan.source === 'billing'
+      ? `The workspace has no plan in force (its ${plan.displayPlan} plan has ended); renew it to continue`
+      : 'The workspace has no plan in force: its internal grant was revoked',
+  );
+}
+
+/**
+ * The quota gate of `MNEMO_LIMITS=on`: each reservation checks the workspace's daily and period
+ * caps and holds the amounts atomically (one statement, see db/queries/usage.ts), then is
+ * committed or released by the caller, or expired by {@link reconcileUsage} if its process died.
+ *
+ * When the entitlement cannot be verified, writes are refused (`ENTITLEMENT_DEGRADED`) and
+ * read-only requests run unmetered: the spec's temporary read-only degradation.
+ */
+export function createMeteredQuota({
+  db,
+  plans,
+  reservationTtlMs = DEFAULT_RESERVATION_TTL_MS,
+  now = () => new Date(),
+  logger,
+}: MeteredQuotaOptions): QuotaGate {
+  return {
+    async reserve(request: UsageRequest): Promise<UsageReservation> {
+      const wanted = requested(request);
+      if (wanted.length === 0) return nothingToSettle;
+      const at = now();
+      let plan: EffectivePlan;
+      try {
+        plan = await plans.resolve(request.workspaceId, at);
+      } catch (error) {
+        if (
+          error instanceof ServiceError &&
+          error.code === 'ENTITLEMENT_DEGRADED' &&
+          !isMutation(request)
+        ) {
+          logger?.warn(
+            { workspace_id: request.workspaceId },
+            'entitlement unverifiable: read served unmetered',
+          );
+          return nothingToSettle;
+        }
+        throw error;
+      }
+      if (plan.state === 'lapsed') throw noPlanInForce(plan);
+      const reservationId = randomUUID();
+      await reserveUsage(db, {
+        reservationId,
+        workspaceId: request.workspaceId,
+        items: wanted.map(({ resource, amount }) => {
+          const window = plan.windows[resource];
+          return {
+            resource,
+            windowKind: window.kind,
+            windowStart: window.start,
+            amount,
+            cap: plan.caps[resource],
+            resetsAt: window.resetsAt,
+          };
+        }),
+        expiresAt: new Date(at.getTime() + reservationTtlMs),
+        now: at,
+        plan: plan.displayPlan,
+      });
+      let settled = false;
+      const settle = async (outcome: 'committed' | 'released', actual?: UsageAmounts) => {
+        if (settled) return;
+        await settleReservation(db, {
+          reservationId,
+          outcome,
+          ...(actual ? { actual: actualAmounts(actual) } : {}),
+          now: now(),
+        });
+        settled = true;
+      };
+      return {
+        commit: (actual) => settle('committed', actual),
+        release: () => settle('released'),
+      };
+    },
+  };
+}
+
+/** The resources `actual` names, by resource: commit replaces only those. */
+function actualAmounts(actual: UsageAmounts): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const resource of USAGE_RESOURCES) {
+    if (actual[REQUEST_FIELDS[resource]] !== undefined) out[resource] = amountOf(actual, resource);
+  }
+  return out;
+}
+
+export interface ReconcileOptions {
+  /** Reservations expired per statement. Default 1000. */
+  batchSize?: number;
+  /**
+   * Expired reservations are deleted this long after expiring (until then a request that
+   * finishes late still has its consumption counted). Default one day.
+   */
+  keepExpiredMs?: number;
+}
+
+export interface ReconcileReport {
+  /** Reservations past their expiry, now expired and refunded. */
+  expired: number;
+  /** Expired reservations deleted. */
+  purged: number;
+}
+
+/**
+ * Refunds reservations left open past their expiry (a crashed or hung request) and deletes
+ * expired ones once they are old: for `POST /admin/usage/reconcile` and the scheduler. Safe to
+ * run from several instances at once.
+ */
+export async function reconcileUsage(
+  db: Database,
+  now: Date = new Date(),
+  { batchSize = 1000, keepExpiredMs = 86_400_000 }: ReconcileOptions = {},
+): Promise<ReconcileReport> {
+  const report: ReconcileReport = { expired: 0, purged: 0 };
+  for (;;) {
+    const expired = await expireReservations(db, { now, limit: batchSize });
+    report.expired += expired;
+    if (expired < batchSize) break;
+  }
+  const before = new Date(now.getTime() - keepExpiredMs);
+  for (;;) {
+    const purged = await purgeExpiredReservations(db, { before, limit: batchSize });
+    report.purged += purged;
+    if (purged < batchSize) break;
+  }
+  return report;
+}
+
+/** Takes deleted memories' bytes off the workspace's stored total (the storage cap). */
+export async function recordStorageFreed(
+  db: Database,
+  workspaceId: string,
+  bytes: number,
+  now: Date = new Date(),
+): Promise<void> {
+  if (bytes <= 0) return;
+  await decreaseUsed(db, {
+    workspaceId,
+    windowKind: 'total',
+    windowStart: TOTAL_WINDOW_START,
+    resource: 'storage',
+    amount: Math.ceil(bytes),
+    now,
+  });
+}
+
+export interface UsageDeps {
+  db: Database;
+  plans: PlanService;
+  /** `MNEMO_LIMITS`: off reports consumption without limits or alerts. */
+  limitsEnabled: boolean;
+}
+
+const roundRatio = (ratio: number) => Math.round(ratio * 10_000) / 10_000;
+
+/** Alerts for every resource at 80 % of its cap or more (critical from 95 %). */
+export function capAlerts(
+  used: Record<UsageResource, number>,
+  caps: Record<UsageResource, number>,
+): UsageCapAlert[] {
+  const alerts: UsageCapAlert[] = [];
+  for (const resource of USAGE_RESOURCES) {
+    const cap = caps[resource];
+    if (cap <= 0) continue;
+    const ratio = used[resource] / cap;
+    if (ratio < CAP_ALERT_RATIOS.warning) continue;
+    alerts.push({
+      resource,
+      severity: ratio >= CAP_ALERT_RATIOS.critical ? 'critical' : 'warning',
+      used: used[resource],
+      cap,
+      ratio: roundRatio(ratio),
+    });
+  }
+  return alerts;
+}
+
+function usedBy(
+  counters: CounterRow[],
+  plan: Pick<EffectivePlan, 'windows'>,
+): Record<UsageResource, number> {
+  const used = {} as Record<UsageResource, number>;
+  for (const resource of USAGE_RESOURCES) {
+    const window = plan.windows[resource];
+    const row = counters.find(
+      (c) =>
+        c.resource === resource && c.windowKind === window.kind && c.windowStart === window.start,
+    );
+    used[resource] = Number(row?.used ?? 0);
+  }
+  return used;
+}
+
+/**
+ * `GET /v1/usage/today`: what the workspace consumed today (committed; reservations in flight are
+ * not counted), its effective daily limits, cap alerts over every metered resource (today's,
+ * this period's and storage), and its operational mode:
+ *
+ * - `normal`: the entitlement was verified (or limits are off);
+ * - `degraded`: it cannot be verified now; the plan shown is the last one read;
+ * - `sleep`: no plan is in force (`TRIAL_EXPIRED` on metered routes).
+ */
+export async function usageToday(
+  deps: UsageDeps,
+  workspaceId: string,
+  now: Date = new Date(),
+): Promise<UsageResponse> {
+  const day = utcDay(now).key;
+  if (!deps.limitsEnabled) return unlimitedUsage(deps, workspaceId, now);
+
+  let plan: EffectivePlan | undefined;
+  let degraded = false;
+  try {
+    plan = await deps.plans.resolve(workspaceId, now);
+  } catch (error) {
+    if (!(error instanceof ServiceError) || error.code !== 'ENTITLEMENT_DEGRADED') throw error;
+    degraded = true;
+    plan = deps.plans.lastKnown(workspaceId, now);
+  }
+  if (!plan) {
+    const counters = await readUsageCounters(deps.db, workspaceId, [{ kind: 'day', start: day }]);
+    const today = (resource: UsageResource) =>
+      Number(counters.find((c) => c.resource === resource)?.used ?? 0);
+    return {
+      plan: deps.plans.internalGrantPlan ?? 'launch',
+      writes: today('writes'),
+      reads: today('reads'),
+      embeds: today('embeds'),
+      day,
+      workspace_id: workspaceId,
+      entitlement_active: false,
+      cap_alerts: [],
+      operational_mode: 'degraded',
+      grace_soft_downgrade: false,
+    };
+  }
+
+  const counters = await readUsageCounters(
+    deps.db,
+    workspaceId,
+    [plan.windows.writes, plan.windows.embed_tokens, plan.windows.storage].map((w) => ({
+      kind: w.kind,
+      start: w.start,
+    })),
+  );
+  const used = usedBy(counters, plan);
+  const limits = { writes: plan.caps.writes, reads: plan.caps.reads, embeds: plan.caps.embeds };
+  return {
+    plan: plan.displayPlan,
+    writes: used.writes,
+    reads: used.reads,
+    embeds: used.embeds,
+    day: plan.day,
+    workspace_id: workspaceId,
+    entitlement_active: plan.state === 'active',
+    entitlement_source: plan.source,
+    limits,
+    caps: limits,
+    cap_alerts: capAlerts(used, plan.caps),
+    operational_mode: degraded ? 'degraded' : plan.state === 'lapsed' ? 'sleep' : 'normal',
+    grace_soft_downgrade: plan.state === 'grace',
+  };
+}
+
+/** Limits off: nothing is metered or capped; the plan shown is the entitlement's if any. */
+async function unlimitedUsage(
+  deps: UsageDeps,
+  workspaceId: string,
+  now: Date,
+): Promise<UsageResponse> {
+  const day = utcDay(now).key;
+  const [entitlement, counters] = await Promise.all([
+    getEntitlement(deps.db, workspaceId),
+    readUsageCounters(deps.db, workspaceId, [{ kind: 'day', start: day }]),
+  ]);
+  const today = (resource: UsageResource) =>
+    Number(counters.find((c) => c.resource === resource)?.used ?? 0);
+  return {
+    plan: entitlement
+      ? effectivePlan(workspaceId, entitlement, now).displayPlan
+      : (deps.plans.internalGrantPlan ?? 'launch'),
+    writes: today('writes'),
+    reads: today('reads'),
+    embeds: today('embeds'),
+    day,
+    workspace_id: workspaceId,
+    entitlement_active: true,
+    entitlement_source: entitlement?.entitlementSource ?? 'internal_grant',
+    cap_alerts: [],
+    operational_mode: 'normal',
+    grace_soft_downgrade: false,
+  };
+}
