@@ -1,7 +1,7 @@
 import { contract, type VersionedHealthResponse } from '@mnemo/contract';
 import { TRANSPORT_KINDS, type TransportKind } from './core/types.js';
 import type { Fetch } from './internal/fetch-with-timeout.js';
-import { Context, Feedback, Memories, Search, Usage } from './resources.js';
+import { Billing, Context, Feedback, Memories, Search, Usage } from './resources.js';
 import { SearchRouter, type ServedBy } from './transport/hybrid.js';
 import { McpTransport } from './transport/mcp.js';
 import {
@@ -135,6 +135,8 @@ export class MemoryClient {
   readonly feedback: Feedback;
   /** Usage: `usage.today()` (route not on the server yet). */
   readonly usage: Usage;
+  /** Billing: `billing.status()`, `billing.checkout({ plan })`. */
+  readonly billing: Billing;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -188,6 +190,7 @@ export class MemoryClient {
     this.context = new Context(this.#router);
     this.feedback = new Feedback(this.#rest);
     this.usage = new Usage(this.#rest);
+    this.billing = new Billing(this.#rest);
   }
 
   /**

@@ -21,7 +21,15 @@ export {
   type ClientOptions,
   type Fetch,
 } from './client.js';
-export { Context, Feedback, Memories, Search, Usage, type AddMemoryOptions } from './resources.js';
+export {
+  Billing,
+  Context,
+  Feedback,
+  Memories,
+  Search,
+  Usage,
+  type AddMemoryOptions,
+} from './resources.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';
 export { isSimpleSearch } from './transport/hybrid.js';
@@ -47,6 +55,9 @@ export {
 export type * from './core/types.js';
 export { TRANSPORT_KINDS } from './core/types.js';
 export type {
+  BillingStatusResponse,
+  CheckoutRequest,
+  CheckoutResponse,
   ChunkProfile,
   ContextResponse,
   DeleteMemoryResponse,

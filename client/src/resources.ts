@@ -1,6 +1,9 @@
 import {
   contract,
   PII_SCAN_HEADER,
+  type BillingStatusResponse,
+  type CheckoutRequest,
+  type CheckoutResponse,
   type DeleteMemoryResponse,
   type FeedbackPayload,
   type FeedbackResponse,
@@ -190,6 +193,47 @@ export class Usage {
    */
   async today(options?: RequestOptions): Promise<UsageToday> {
     const { data } = await this.rest.request<UsageToday>(USAGE_TODAY, { ...options });
+    return data;
+  }
+}
+
+/** Billing: `client.billing.status()` and `client.billing.checkout(...)`. */
+export class Billing {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * The workspace's plan (`GET /v1/billing/status`). Use `effective_plan` for display and
+   * quotas; `plan` is a legacy label (`pro` or `team`).
+   *
+   * @example
+   * ```ts
+   * const { effective_plan, plan_status, current_period_end } = await client.billing.status();
+   * ```
+   */
+  async status(options?: RequestOptions): Promise<BillingStatusResponse> {
+    const { data } = await this.rest.request<BillingStatusResponse>(
+      contract.billing.getBillingStatus,
+      { ...options },
+    );
+    return data;
+  }
+
+  /**
+   * Starts a purchase (`POST /v1/billing/checkout`): the server records a transaction at its own
+   * price of the plan and returns a form for the browser to POST to the provider's hosted page.
+   * Fails with a 403 `CONTROL_PLANE_ONLY` error when the server has no billing.
+   *
+   * @example
+   * ```ts
+   * const { url, fields } = await client.billing.checkout({ plan: 'build', email: 'a@b.co' });
+   * // render <form method="POST" action={url}> with one hidden input per field, and submit it
+   * ```
+   */
+  async checkout(params: CheckoutRequest, options?: RequestOptions): Promise<CheckoutResponse> {
+    const { data } = await this.rest.request<CheckoutResponse>(contract.billing.createCheckout, {
+      ...options,
+      body: params,
+    });
     return data;
   }
 }
