@@ -14,7 +14,19 @@ export function errorEnvelope(error: ServiceError, requestId: string): ErrorEnve
   };
 }
 
+/** Dashboard routes answer failures as `{ok: false, error}` (the spec's Dashboard section). */
+export const DASHBOARD_PATH_PREFIX = '/v1/dashboard';
+
+function isDashboardPath(path: string): boolean {
+  return path === DASHBOARD_PATH_PREFIX || path.startsWith(`${DASHBOARD_PATH_PREFIX}/`);
+}
+
 export function sendError(req: Request, res: Response, error: ServiceError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  res.status(error.status).json(errorEnvelope(error, req.requestId));
+  const envelope = errorEnvelope(error, req.requestId);
+  res
+    .status(error.status)
+    .json(
+      isDashboardPath(req.originalUrl.split('?')[0] ?? '') ? { ok: false, ...envelope } : envelope,
+    );
 }

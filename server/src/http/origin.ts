@@ -30,7 +30,9 @@ export function originPolicy({
 
   return function originPolicyMiddleware(req, res, next) {
     const origin = req.get('origin');
-    if (origin !== undefined) {
+    // The console served at /console calls the API from the server's own origin: no CORS needed.
+    const sameOrigin = origin === `${req.protocol}://${req.get('host') ?? ''}`;
+    if (origin !== undefined && !sameOrigin) {
       const isExempt = exempt.has(req.path);
       if (!isExempt && !allowAny && !allowed.has(origin)) {
         return sendError(

@@ -10,7 +10,10 @@ export interface Started {
 }
 
 /** Starts the real entry point (`pnpm start` runs the same) and waits for its listening line. */
-export function startServer(env: Record<string, string>): Promise<Started> {
+export function startServer(
+  env: Record<string, string>,
+  { timeoutMs = 25_000 }: { timeoutMs?: number } = {},
+): Promise<Started> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'],
@@ -31,7 +34,7 @@ export function startServer(env: Record<string, string>): Promise<Started> {
       child.kill('SIGKILL');
       reject(new Error(`${reason}:\n${stdout}\n${stderr}`));
     };
-    const timer = setTimeout(() => fail('server did not start in time'), 25_000);
+    const timer = setTimeout(() => fail('server did not start in time'), timeoutMs);
     child.once('exit', (code) => fail(`server exited with ${code}`));
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();

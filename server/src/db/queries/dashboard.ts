@@ -1,0 +1,188 @@
+import { and, asc, count, desc, eq, gt, gte, isNotNull, isNull, lte, sql } from 'drizzle-orm';
+import { DatabaseError } from '../../errors.js';
+import type { Database } from '../client.js';
+import {
+  type ApiKey,
+  apiKeys,
+  auditLog,
+  type DashboardSession,
+  dashboardSessions,
+  memories,
+  type Workspace,
+  type WorkspaceMember,
+  workspaceMembers,
+  workspaces,
+} from '../schema/index.js';
+
+export type MemberWorkspace = Workspace & { role: WorkspaceMember['role'] };
+
+/** The user's workspaces, oldest membership first. */
+export async function listMemberWorkspaces(
+  db: Database,
+  userId: string,
+): Promise<MemberWorkspace[]> {
+  const rows = await db
+    .select({ workspace: workspaces, role: workspaceMembers.role })
+    .from(workspaceMembers)
+    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .where(eq(workspaceMembers.userId, userId))
+    .orderBy(asc(workspaceMembers.createdAt), asc(workspaces.id));
+  return rows.map((row) => ({ ...row.workspace, role: row.role }));
+}
+
+export async function findMembership(
+  db: Database,
+  userId: string,
+  workspaceId: string,
+): Promise<MemberWorkspace | undefined> {
+  const [row] = await db
+    .select({ workspace: workspaces, role: workspaceMembers.role })
+    .from(workspaceMembers)
+    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .where(and(eq(workspaceMembers.userId, userId), eq(workspaceMembers.workspaceId, workspaceId)))
+    .limit(1);
+  return row ? { ...row.workspace, role: row.role } : undefined;
+}
+
+/** A workspace and its owner membership, in one transaction. */
+export async function createOwnedWorkspace(
+  db: Database,
+  input: { name: string; userId: string },
+): Promise<MemberWorkspace> {
+  return db.transaction(async (tx) => {
+    const [workspace] = await tx.insert(workspaces).values({ name: input.name }).returning();
+    if (!workspace) throw new DatabaseError('insert into workspaces returned no row');
+    await tx
+      .insert(workspaceMembers)
+      .values({ workspaceId: workspace.id, userId: input.userId, role: 'owner' });
+    return { ...workspace, role: 'owner' as const };
+  });
+}
+
+/** Makes the user a member (idempotent: an existing membership keeps its role). */
+export async function ensureMembership(
+  db: Database,
+  input: { workspaceId: string; userId: string; role: WorkspaceMember['role'] },
+): Promise<void> {
+  await db.insert(workspaceMembers).values(input).onConflictDoNothing();
+}
+
+export async function insertDashboardSession(
+  db: Database,
+  input: {
+    tokenHash: string;
+    csrfHash: string;
+    userId: string;
+    workspaceId: string;
+    expiresAt: Date;
+  },
+): Promise<DashboardSession> {
+  const [row] = await db.insert(dashboardSessions).values(input).returning();
+  if (!row) throw new DatabaseError('insert into dashboard_sessions returned no row');
+  return row;
+}
+
+/** The unexpired session with this token hash. */
+export async function findLiveSession(
+  db: Database,
+  tokenHash: string,
+): Promise<DashboardSession | undefined> {
+  const [row] = await db
+    .select()
+    .from(dashboardSessions)
+    .where(
+      and(eq(dashboardSessions.tokenHash, tokenHash), gt(dashboardSessions.expiresAt, sql`now()`)),
+    )
+    .limit(1);
+  return row;
+}
+
+export async function deleteSessionByTokenHash(db: Database, tokenHash: string): Promise<void> {
+  await db.delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, tokenHash));
+}
+
+/** Deletes sessions whose expiry has passed; returns how many. */
+export async function deleteExpiredSessions(db: Database, now: Date = new Date()): Promise<number> {
+  const rows = await db
+    .delete(dashboardSessions)
+    .where(lte(dashboardSessions.expiresAt, now))
+    .returning({ id: dashboardSessions.id });
+  return rows.length;
+}
+
+export async function listWorkspaceApiKeys(db: Database, workspaceId: string): Promise<ApiKey[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.workspaceId, workspaceId))
+    .orderBy(desc(apiKeys.createdAt), asc(apiKeys.id));
+}
+
+export async function getApiKeyById(db: Database, id: string): Promise<ApiKey | undefined> {
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+  return row;
+}
+
+/** Revokes the key if it belongs to the workspace (a second revoke keeps the first time). */
+export async function revokeWorkspaceApiKey(
+  db: Database,
+  workspaceId: string,
+  id: string,
+): Promise<ApiKey | undefined> {
+  await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(
+      and(eq(apiKeys.id, id), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)),
+    );
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.workspaceId, workspaceId)))
+    .limit(1);
+  return row;
+}
+
+export interface WorkspaceCounts {
+  memories: { total: number; active: number; replaced: number; archived: number };
+  apiKeys: { active: number; revoked: number };
+  requests24h: number;
+}
+
+export async function workspaceCounts(db: Database, workspaceId: string): Promise<WorkspaceCounts> {
+  const [states, keys, requests] = await Promise.all([
+    db
+      .select({ state: memories.lifecycleState, n: count() })
+      .from(memories)
+      .where(eq(memories.workspaceId, workspaceId))
+      .groupBy(memories.lifecycleState),
+    db
+      .select({ revoked: isNotNull(apiKeys.revokedAt).mapWith(Boolean), n: count() })
+      .from(apiKeys)
+      .where(eq(apiKeys.workspaceId, workspaceId))
+      .groupBy(isNotNull(apiKeys.revokedAt)),
+    db
+      .select({ n: count() })
+      .from(auditLog)
+      .where(
+        and(
+          eq(auditLog.workspaceId, workspaceId),
+          gte(auditLog.createdAt, sql`now() - interval '24 hours'`),
+        ),
+      ),
+  ]);
+  const state = (name: string) => states.find((row) => row.state === name)?.n ?? 0;
+  return {
+    memories: {
+      total: states.reduce((sum, row) => sum + row.n, 0),
+      active: state('active'),
+      replaced: state('replaced'),
+      archived: state('archived'),
+    },
+    apiKeys: {
+      active: keys.find((row) => !row.revoked)?.n ?? 0,
+      revoked: keys.find((row) => row.revoked)?.n ?? 0,
+    },
+    requests24h: requests[0]?.n ?? 0,
+  };
+}

@@ -1,0 +1,54 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import express, { type RequestHandler, type Router } from 'express';
+
+/** This checkout's built console (`pnpm --filter @mnemo/web build` writes it). */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
+
+export const CONSOLE_PATH = '/console';
+
+/**
+ * Serves the web console at /console from the same origin as the API (no CORS). The HTML is
+ * never cached (it names the hashed assets); assets are immutable. A missing build answers a
+ * short page saying how to build it.
+ */
+export function consoleRoutes({ dir = DEFAULT_CONSOLE_DIR }: { dir?: string } = {}): Router {
+  // Strict: `/console` redirects to `/console/` and must not match it (a loop otherwise).
+  const router = express.Router({ strict: true });
+  const securityHeaders: RequestHandler = (_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader(
+      'Content-Security-Policy',
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
+    next();
+  };
+  router.get(CONSOLE_PATH, (_req, res) => res.redirect(301, `${CONSOLE_PATH}/`));
+  router.use(
+    CONSOLE_PATH,
+    securityHeaders,
+    express.static(dir, {
+      index: 'index.html',
+      fallthrough: true,
+      setHeaders: (res, path) => {
+        res.setHeader(
+          'Cache-Control',
+          path.endsWith('.html') ? 'no-cache' : 'public, max-age=31536000, immutable',
+        );
+      },
+    }),
+    (req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      if (existsSync(`${dir}/index.html`)) return next();
+      res
+        .status(503)
+        .type('text/plain')
+        .send(
+          'The console is not built. Run: pnpm --filter @mnemo/web build (pnpm start does it).',
+        );
+    },
+  );
+  return router;
+}
