@@ -83,7 +83,12 @@ async function load(
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig({ LOG_LEVEL: 'silent' });
+  // Limits off (MNEMO_LIMITS=on to include them): 3000 requests would pass the per-key rate, and
+  // this measures the pipeline as before limits existed; limits.ts measures what they cost.
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    MNEMO_LIMITS: process.env.MNEMO_LIMITS ?? 'off',
+  });
   // BENCH_DATABASE_URL: run against PostgreSQL (an existing, disposable database) instead.
   const database = await openDatabase(
     process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {},

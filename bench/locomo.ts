@@ -143,6 +143,9 @@ async function main(): Promise<void> {
 
   // The default offline configuration; MNEMO_* variables still apply, for experiments.
   const config = loadConfig({
+    // Limits off unless asked for: thousands of writes and searches through one key would pass
+    // the per-key rate and the daily caps.
+    MNEMO_LIMITS: 'off',
     ...process.env,
     LOG_LEVEL: 'silent',
     MNEMO_HYGIENE_INTERVAL_MS: '0',

@@ -53,12 +53,14 @@ api_key="mnemo_conformance_$(node -e "console.log(require('crypto').randomBytes(
 
 echo "starting mnemo on 127.0.0.1:${server_port} (PGlite in ${work}/data)"
 # One node process (tsx as a loader), so that the PID below is the server itself.
-# The IP rate limit is raised: the whole suite comes from one address, faster than 120 a minute.
+# The request limits are raised: the whole suite comes from one address and one key, faster than
+# the default rates.
 (
   cd server
   exec env -u DATABASE_URL \
     HOST=127.0.0.1 PORT="$server_port" MNEMO_DATA_DIR="$work/data" \
-    MNEMO_BOOTSTRAP_API_KEY="$api_key" MNEMO_MCP_RATE_LIMIT_PER_MINUTE=100000 LOG_LEVEL=warn \
+    MNEMO_BOOTSTRAP_API_KEY="$api_key" MNEMO_MCP_RATE_LIMIT_PER_MINUTE=100000 MNEMO_KEY_RATE_LIMIT_PER_MINUTE=100000 \
+    MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE=100000 MNEMO_INFLIGHT_PER_WORKSPACE=1000 LOG_LEVEL=warn \
     node --conditions=mnemo-source --import tsx src/main.ts
 ) >"$work/server.log" 2>&1 &
 server_pid=$!

@@ -68,6 +68,10 @@ export async function startServer(
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
         MNEMO_HYGIENE_INTERVAL_MS: '0',
+        // Plan caps, metering and rate limits off unless the caller asks for them: the speed
+        // benchmark measures the engine (and its bulk loads would pass the daily caps and the
+        // per-key rate). limits.ts turns them on to measure what they cost.
+        MNEMO_LIMITS: process.env.MNEMO_LIMITS ?? 'off',
         ...env,
       },
       // BENCH_SERVER_LOG=<file>: keep the server's pino lines (debugging a failed request).

@@ -19,6 +19,14 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
  */
 const EXTRACTION_PROMPT_TOKENS = 400;
 
+/** Generation tokens of one extraction call on `text` by a model (prompt and answer). */
+export const estimateExtractionTokens = (text: string): number =>
+  EXTRACTION_PROMPT_TOKENS + 2 * estimateTokens(text);
+
+/** Tokens sent to the embedder for `texts` (a write's chunks): each is sent whole. */
+export const estimateEmbedTokens = (texts: readonly string[]): number =>
+  texts.reduce((sum, text) => sum + estimateTokens(text), 0);
+
 const ceil = (value: number) => (value > 0 ? Math.ceil(value) : 0);
 
 /** A memory write: its text embedded, and extracted when extraction is on for it. */
@@ -26,7 +34,7 @@ export function estimateWriteCost(text: string, extract: boolean, prices: AiPric
   const tokens = estimateTokens(text);
   const generation =
     extract && prices.genMicroInrPerToken > 0
-      ? (EXTRACTION_PROMPT_TOKENS + 2 * tokens) * prices.genMicroInrPerToken
+      ? estimateExtractionTokens(text) * prices.genMicroInrPerToken
       : 0;
   return ceil(tokens * prices.embedMicroInrPerToken + generation);
 }

@@ -5,6 +5,7 @@ import {
   dedupedResponse,
   finishDuplicate,
 } from './memory-write/dedupe.js';
+import { consumedAmounts, reserveWrite, storedBytes } from './memory-write/budget.js';
 import { embed } from './memory-write/embed.js';
 import { mergedResponse, mergeIntoExisting } from './memory-write/evolve.js';
 import { chunkChildren, extract } from './memory-write/extract.js';
@@ -30,13 +31,21 @@ export { MAX_CHILDREN, MIN_IMPORTANCE_TO_EXTRACT } from './memory-write/extract.
  *
  * On PostgreSQL a new memory costs five statements in two round trips: the lookup (with the
  * nearest memories when the embedder runs in-process; a statement of its own otherwise), then
- * `begin`, the lock, one statement writing everything and `commit`, sent together.
+ * `begin`, the lock, one statement writing everything and `commit`, sent together. Metering
+ * (limits on) adds its reservation and its commit.
+ *
+ * The plan's budget (memory-write/budget.ts): over the cap of writes or stored bytes nothing is
+ * written (`CAP_EXCEEDED`); over the embedding budget the memory is stored without vectors
+ * (`embedding: "skipped_due_to_budget"`, no `chunks`): keyword search finds it, vector search and
+ * semantic dedupe do not. Vectors an in-process embedder made before the reservation are then
+ * dropped, with the nearest memories found with them, so the outcome does not depend on where the
+ * embedder runs. Over the extraction budget the memory is stored without children.
  *
  * The stages live in `memory-write/`: validate (the request and what the lookup says of it),
- * dedupe (is it stored already, and the lifecycle decision), evolve (merge into a memory, or
- * supersede), extract (children), insert (the rows and the transaction), each testable alone.
- * This function only orders them, and every await between stages is here, so the hot path's
- * round trips are counted in one place.
+ * budget (what the plan grants), dedupe (is it stored already, and the lifecycle decision),
+ * evolve (merge into a memory, or supersede), extract (children), insert (the rows and the
+ * transaction), each testable alone. This function only orders them, and every await between
+ * stages is here, so the hot path's round trips are counted in one place.
  */
 export async function writeMemory(
   deps: MemoryWriteDeps,
@@ -56,36 +65,49 @@ export async function writeMemory(
     return finishDuplicate(deps.db, write, dedupedResponse(lookups.duplicateId, safety));
   }
 
-  const reservation = await deps.quota.reserve({
-    workspaceId: request.workspaceId,
-    writes: 1,
-    embeds: write.chunks.length,
-  });
+  const budget = await reserveWrite(deps, write);
+  const { reservation } = budget;
   try {
-    const vectors = early ?? (await embed(deps.embeddings, write.chunks));
-    const nearest =
-      early || !vectors[0] || write.replacesId
-        ? lookups.nearest
-        : await findNearestLiveMemories(deps.db, write.space, vectors[0], DEDUPE_CANDIDATES);
+    let vectors: number[][] = [];
+    let nearest = budget.embed ? lookups.nearest : [];
+    if (budget.embed) {
+      vectors = early ?? (await embed(deps.embeddings, write.chunks));
+      if (!early && vectors[0] && !write.replacesId)
+        nearest = await findNearestLiveMemories(
+          deps.db,
+          write.space,
+          vectors[0],
+          DEDUPE_CANDIDATES,
+        );
+    }
     const decision = decideWrite(write, nearest, lookups.claimHolders, deps.config.dedupe);
 
     let result: WriteResult;
     let rowsWritten = 0;
+    let consumed = { storageBytes: 0, embedded: [] as string[], extracted: false };
     if (decision.kind === 'dedupe') {
       const response = dedupedResponse(decision.memoryId, safety, decision.dedupeKind);
       result = await finishDuplicate(deps.db, write, response);
     } else if (decision.kind === 'merge') {
-      const response = mergedResponse(write, decision, safety);
+      const response = mergedResponse(write, decision, safety, budget.embed);
       result = await settle(deps.db, write, () =>
         mergeIntoExisting(deps, write, decision, vectors, response),
       );
       rowsWritten = write.chunks.length;
+      consumed = {
+        storageBytes: Math.max(
+          0,
+          storedBytes(request.payload.text) - storedBytes(decision.previousText),
+        ),
+        embedded: budget.embed ? write.chunks : [],
+        extracted: false,
+      };
     } else {
       // Extraction only for memories that will be stored: a model call is the costly part.
-      const extraction = await extract(deps.extractor, request.payload);
+      const extraction = await extract(deps.extractor, request.payload, budget.extractionRefused);
       const childChunks = chunkChildren(extraction.children);
-      const childVectors =
-        childChunks.length > 0 ? await embed(deps.embeddings, childChunks.flat()) : [];
+      const childTexts = budget.embed ? childChunks.flat() : [];
+      const childVectors = childTexts.length > 0 ? await embed(deps.embeddings, childTexts) : [];
       const plan = planInsert(
         deps,
         write,
@@ -93,11 +115,21 @@ export async function writeMemory(
         { ...extraction, childChunks, childVectors },
         vectors,
         safety,
+        budget.embed,
       );
       result = await settle(deps.db, write, () => insertPlanned(deps, write, plan));
       rowsWritten = plan.rows;
+      consumed = {
+        storageBytes: storedBytes(request.payload.text),
+        embedded: budget.embed ? [...write.chunks, ...childTexts] : [],
+        extracted: extraction.outcome.status !== 'skipped',
+      };
     }
-    await (result.response.deduped ? reservation.release() : reservation.commit());
+    // A duplicate, or a replay of the write that won the idempotency key, stored nothing.
+    const storedNothing = result.response.deduped || !result.audited;
+    await (storedNothing
+      ? reservation.release()
+      : reservation.commit(consumedAmounts(budget, consumed)));
     if (rowsWritten > 0 && result.audited) deps.onRowsWritten?.(rowsWritten);
     return result;
   } catch (error) {

@@ -51,6 +51,8 @@ export interface EffectivePlan {
   displayPlan: DisplayPlanCode;
   source: EntitlementSource;
   state: EntitlementState;
+  /** The entitlement's status (`canceled`: the subscription was ended by its owner). */
+  status: WorkspaceEntitlement['status'] | undefined;
   /** Caps in force, by resource: the plan's, with daily limits floored to launch's in grace. */
   caps: Record<UsageResource, number>;
   /** The window each resource counts in right now. */
@@ -144,6 +146,7 @@ export function effectivePlan(
     displayPlan: entitlement ? displayCode(entitlement.plan, plan) : plan.code,
     source: entitlement?.entitlementSource ?? 'billing',
     state,
+    status: entitlement?.status,
     caps,
     windows,
     period,

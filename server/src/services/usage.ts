@@ -80,6 +80,15 @@ export interface MeteredQuotaOptions {
 }
 
 function noPlanInForce(plan: EffectivePlan): ServiceError {
+  // A subscription its owner canceled leaves the control plane (usage, billing, keys) working:
+  // the data plane is closed until a plan is bought again. A plan that merely ran out is a
+  // lapsed trial or period.
+  if (plan.status === 'canceled') {
+    return new ServiceError(
+      'CONTROL_PLANE_ONLY',
+      `The workspace's ${plan.displayPlan} subscription was canceled: only control-plane routes (usage, billing, keys) work until a plan is bought`,
+    );
+  }
   return new ServiceError(
     'TRIAL_EXPIRED',
     plan.source === 'billing'

@@ -5,6 +5,7 @@ import { usageCounters } from '../../src/db/schema/index.js';
 import type { EmbeddingProvider } from '../../src/providers/embeddings/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
+import { ACCEPT, INITIALIZE } from '../mcp/support.js';
 
 /** The spec's envelope of a refused request, with its headers. */
 function expectRefused(res: request.Response, status: number, code: string, message: RegExp): void {
@@ -67,6 +68,7 @@ async function setUsed(t: TestApp, workspaceId: string, resource: string, used: 
 describeDb('request limits end to end', () => {
   let t: TestApp | undefined;
   afterEach(async () => {
+    await t?.deps.mcpSessions.closeAll();
     await t?.close();
     t = undefined;
   });
@@ -87,6 +89,20 @@ describeDb('request limits end to end', () => {
     const other = await t.deps.apiKeys.mint(t.tenant.workspaceId, 'second');
     const tenant2 = { workspaceId: t.tenant.workspaceId, apiKey: other.plaintext };
     expect(await memoryCount(t, tenant2)).toBe(3);
+  });
+
+  it('the MCP door counts against the same key rate as REST', async () => {
+    t = await createTestApp({ MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '2' });
+    const mcp = () =>
+      request(t!.app)
+        .post('/mcp')
+        .set('x-api-key', t!.tenant.apiKey)
+        .set('accept', ACCEPT)
+        .send(INITIALIZE);
+    expect((await write(t, 'one REST write')).status).toBe(200);
+    expect((await mcp()).status).toBe(200);
+    const refused = await mcp();
+    expectRefused(refused, 429, 'RATE_LIMITED', /2 requests per minute per API key/);
   });
 
   it('keys minted by the operator key route start at 15 requests per minute', async () => {

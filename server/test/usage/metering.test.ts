@@ -268,6 +268,21 @@ describeDb('metered quota: reserve → commit / release, caps, reconciliation', 
     expect(await getEntitlement(db, unpaid)).toBeUndefined();
   });
 
+  it('a canceled subscription past its period: CONTROL_PLANE_ONLY (403) on metered work', async () => {
+    const canceled = await newWorkspace(db);
+    const { gate } = meter(db);
+    await billingEntitlement(
+      db,
+      canceled,
+      'build',
+      { start: '2026-02-01T00:00:00Z', end: '2026-03-03T00:00:00Z' },
+      { status: 'canceled' },
+    );
+    const refused = await rejection(gate.reserve({ workspaceId: canceled, reads: 1 }));
+    expect(refused).toMatchObject({ code: 'CONTROL_PLANE_ONLY', status: 403 });
+    expect(refused.message).toMatch(/build subscription was canceled/);
+  });
+
   it('entitlement unverifiable: writes refused with 503 and Retry-After, reads run unmetered, recovery is automatic', async () => {
     const ws = await newWorkspace(db);
     let failing = true;

@@ -396,9 +396,10 @@ export interface MemoryRow {
 export interface ChunkRows {
   texts: string[];
   vectors: number[][];
-  provider: string;
-  dimension: number;
-  version: string;
+  /** Null with no vectors (embedding skipped): vector search then never compares these chunks. */
+  provider: string | null;
+  dimension: number | null;
+  version: string | null;
 }
 
 export interface LifecycleEventRow {
@@ -432,9 +433,9 @@ type InsertParams = FinishParams &
     priorityScore: number;
     replacedBy: string | null;
     chunks: string;
-    embeddingProvider: string;
-    embeddingDimension: number;
-    embeddingVersion: string;
+    embeddingProvider: string | null;
+    embeddingDimension: number | null;
+    embeddingVersion: string | null;
     supersede: string[];
     events: string;
   };

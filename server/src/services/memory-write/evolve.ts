@@ -3,7 +3,7 @@ import { insertLifecycleEvents, rewriteMemory } from '../../db/queries/lifecycle
 import { finishWrite, type LifecycleEventRow } from '../../db/queries/memory-writes.js';
 import type { LifecycleDecision } from '../lifecycle/decide.js';
 import { auditOf, claimOf, LostIdempotencyRace } from './idempotency.js';
-import { intelligenceOf, notExtracted } from './response.js';
+import { indexedFields, intelligenceOf, notExtracted } from './response.js';
 import { assessedColumns, chunkRows } from './rows.js';
 import type { MemoryWriteDeps, PreparedWrite, Safety } from './types.js';
 
@@ -12,16 +12,18 @@ export type InsertDecision = Extract<LifecycleDecision, { kind: 'insert' }>;
 
 // Evolve: the new text refines a live memory, which takes it in place and keeps its id.
 
+/** `embedded` false: the plan's embedding budget is spent; the chunks are stored without vectors. */
 export function mergedResponse(
   write: PreparedWrite,
   decision: MergeDecision,
   safety: Safety,
+  embedded = true,
 ): MemoryInsertResponse {
   return {
     memory_id: decision.memoryId,
     stored: true,
     extraction: notExtracted(),
-    chunks: write.chunks.length,
+    ...indexedFields(write.chunks.length, embedded),
     ...safety,
     intelligence: intelligenceOf(write, false),
     trace: { memory_evolution: 'merged_into_existing', memory_evolution_applied: true },

@@ -21,7 +21,7 @@ import {
 } from './evolve.js';
 import type { Extraction } from './extract.js';
 import { auditOf, claimOf, LostIdempotencyRace } from './idempotency.js';
-import { intelligenceOf } from './response.js';
+import { indexedFields, intelligenceOf } from './response.js';
 import { assessedColumns, chunkRows } from './rows.js';
 import type { MemoryWriteDeps, PreparedWrite, Safety } from './types.js';
 import { unknownReplacement } from './validate.js';
@@ -46,7 +46,10 @@ export interface PlannedInsert {
   rows: number;
 }
 
-/** Builds every row of a new memory and its children; writes nothing. */
+/**
+ * Builds every row of a new memory and its children; writes nothing. `embedded` false: the plan's
+ * embedding budget is spent, and the chunks (the children's too) are stored without vectors.
+ */
 export function planInsert(
   deps: Pick<MemoryWriteDeps, 'embeddings'>,
   write: PreparedWrite,
@@ -54,6 +57,7 @@ export function planInsert(
   extraction: EmbeddedExtraction,
   vectors: number[][],
   safety: Safety,
+  embedded = true,
 ): PlannedInsert {
   const { request, space, chunks, metadata, importance, effectiveAt, now } = write;
   const { childChunks, childVectors } = extraction;
@@ -62,7 +66,7 @@ export function planInsert(
     memory_id: memoryId,
     stored: true,
     extraction: extraction.outcome,
-    chunks: chunks.length,
+    ...indexedFields(chunks.length, embedded),
     ...safety,
     intelligence: intelligenceOf(
       write,
@@ -126,9 +130,13 @@ export function planInsert(
     chunks: {
       texts: chunks,
       vectors,
-      provider: deps.embeddings.provider,
-      dimension: deps.embeddings.dimension,
-      version: deps.embeddings.version,
+      ...(embedded
+        ? {
+            provider: deps.embeddings.provider,
+            dimension: deps.embeddings.dimension,
+            version: deps.embeddings.version,
+          }
+        : { provider: null, dimension: null, version: null }),
     },
     supersede: decision.supersede.map((s) => s.memoryId),
     events: supersessionEvents(decision, memoryId),

@@ -7,6 +7,17 @@ export function notExtracted(): MemoryInsertResponse['extraction'] {
   return { status: 'skipped', reason: 'none' };
 }
 
+/**
+ * What the answer says of the memory's chunks: how many are search-indexed, or (the plan's
+ * embedding budget spent) that the row was saved without embeddings, its chunk count omitted.
+ */
+export function indexedFields(
+  chunks: number,
+  embedded: boolean,
+): Pick<MemoryInsertResponse, 'chunks' | 'embedding'> {
+  return embedded ? { chunks } : { embedding: 'skipped_due_to_budget' };
+}
+
 /** The PII hints of the text, when the request asked for a scan and it found any. */
 export function safetyOf(request: Pick<WriteRequest, 'payload' | 'piiScan'>): Safety {
   const piiHints = request.piiScan ? scanPii(request.payload.text) : [];

@@ -16,22 +16,39 @@ export function assessedColumns(assessment: MemoryAssessment) {
   };
 }
 
-/** Chunk rows of one memory, each with its vector and the embedder that made it. */
+/**
+ * Chunk rows of one memory, each with its vector and the embedder that made it. A chunk without a
+ * vector (embedding skipped for the plan's budget) names no embedder either: vector search and the
+ * nearest-memory lookup select chunks by `embedding_dimension`, so it never meets them, while
+ * keyword search still finds its text.
+ */
 export function chunkRows(
   embeddings: EmbeddingProvider,
   space: MemorySpace,
   texts: string[],
   vectors: number[][],
 ) {
-  return texts.map((text, chunkIndex) => ({
-    workspaceId: space.workspaceId,
-    ownerId: space.ownerId,
-    ownerType: space.ownerType,
-    chunkIndex,
-    text,
-    embedding: vectors[chunkIndex] ?? null,
-    embeddingProvider: embeddings.provider,
-    embeddingDimension: embeddings.dimension,
-    embeddingVersion: embeddings.version,
-  }));
+  return texts.map((text, chunkIndex) => {
+    const embedding = vectors[chunkIndex] ?? null;
+    return {
+      workspaceId: space.workspaceId,
+      ownerId: space.ownerId,
+      ownerType: space.ownerType,
+      chunkIndex,
+      text,
+      embedding,
+      ...embedderOf(embeddings, embedding !== null),
+    };
+  });
+}
+
+/** The embedder columns of chunks: null when they have no vectors. */
+export function embedderOf(embeddings: EmbeddingProvider, embedded: boolean) {
+  return embedded
+    ? {
+        embeddingProvider: embeddings.provider,
+        embeddingDimension: embeddings.dimension,
+        embeddingVersion: embeddings.version,
+      }
+    : { embeddingProvider: null, embeddingDimension: null, embeddingVersion: null };
 }

@@ -1,0 +1,36 @@
+import type { Logger } from '../logger.js';
+
+export interface ScheduledJob {
+  /** Stops the timer and waits for a run in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `run` every `intervalMs` (0: never) inside the server process. One run at a time (a tick
+ * that finds the previous run still going is skipped); a failed run is logged as `name failed`
+ * and the next tick tries again. The timer does not keep the process alive.
+ */
+export function everyInterval(
+  name: string,
+  intervalMs: number,
+  logger: Logger,
+  run: () => Promise<void>,
+): ScheduledJob {
+  if (intervalMs <= 0) return { stop: async () => {} };
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = run()
+      .catch((err: unknown) => logger.error({ err }, `${name} failed`))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
