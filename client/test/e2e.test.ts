@@ -149,7 +149,7 @@ describeDb('MemoryClient end to end', () => {
     }
   });
 
-  it('errors: bad key, INVALID_OWNER_ID; usage today is served', async () => {
+  it('errors: bad key, INVALID_OWNER_ID; usage and billing status are served', async () => {
     const bad = new MemoryClient({
       baseUrl,
       apiKey: 'mnemo_wrongwrongwrongwrongwrongwrong',
@@ -168,7 +168,10 @@ describeDb('MemoryClient end to end', () => {
       reads: expect.any(Number),
       embeds: expect.any(Number),
     });
-    // No method for a route the server does not serve.
-    expect('billing' in client).toBe(false);
+    // Billing is served: without a payment provider it reports the internal grant.
+    await expect(client.billing.status()).resolves.toMatchObject({
+      effective_plan: expect.any(String),
+      plan_status: expect.any(String),
+    });
   });
 });

@@ -24,8 +24,13 @@ export const OPERATOR_TAG = 'operator';
 
 const SECURITY: Record<RouteAuth, Array<Record<string, string[]>>> = {
   public: [],
-  api_key_or_session: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+  api_key_or_session: [{ bearerAuth: [] }, { apiKeyHeader: [] }, { dashboardSession: [] }],
   admin_token: [{ adminToken: [] }],
+  // Signed by the provider over the body: no credential a client sends.
+  payment_callback: [],
+  // The identity provider's JWT travels in the body.
+  dashboard_token: [],
+  dashboard_session: [{ dashboardSession: [] }],
 };
 
 /** The OpenAPI 3 document of the contract; never written by hand. */
@@ -49,6 +54,12 @@ export function buildOpenApiDocument() {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key' },
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          dashboardSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'svc_dash_session',
+            description: 'Dashboard session; unsafe methods also need header x-csrf-token',
+          },
           adminToken: {
             type: 'apiKey',
             in: 'header',

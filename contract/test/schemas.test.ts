@@ -168,7 +168,7 @@ describe('errors and routes', () => {
     expect(ERROR_STATUS.ENTITLEMENT_DEGRADED).toBe(503);
   });
 
-  it('lists the routes of this issue under their spec paths', () => {
+  it('lists every route under its spec path', () => {
     const routes = listRoutes(contract).map((route) => `${route.method} ${route.path}`);
     expect(routes.sort()).toEqual(
       [
@@ -183,7 +183,26 @@ describe('errors and routes', () => {
         'POST /v1/context',
         'POST /v1/feedback',
         'GET /v1/usage/today',
+        'GET /v1/billing/status',
+        'POST /v1/billing/checkout',
+        'POST /v1/billing/webhook',
+        'POST /v1/billing/portal',
+        'POST /v1/dashboard/bootstrap',
+        'POST /v1/dashboard/session',
+        'POST /v1/dashboard/logout',
+        'GET /v1/dashboard/overview-stats',
+        'GET /v1/dashboard/workspaces',
+        'POST /v1/dashboard/workspaces',
+        'GET /v1/dashboard/api-keys',
+        'POST /v1/dashboard/api-keys',
+        'POST /v1/dashboard/api-keys/revoke',
         'POST /admin/memory-hygiene',
+        'POST /admin/memory-retention',
+        'POST /admin/usage/reconcile',
+        'POST /admin/webhooks/reprocess',
+        'GET /v1/admin/billing/health',
+        'POST /admin/billing/cancel-at-period-end',
+        'POST /admin/sessions/cleanup',
       ].sort(),
     );
   });

@@ -1,5 +1,5 @@
 import { buildOpenApiDocument, contract } from '@mnemo/contract';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { apiKeyAuth } from './http/auth.js';
 import { bodyLimit, jsonBody } from './http/body.js';
 import { completion } from './http/completion.js';
@@ -10,12 +10,19 @@ import { originPolicy } from './http/origin.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import type { AppDeps } from './deps.js';
+import { aiCostLimits, GlobalAiBudget, tenantLimits } from './http/limits.js';
+import { estimateQueryCost, estimateWriteCost } from './services/ai-cost.js';
+import { PLANS } from '@mnemo/contract';
 import { mcpRoutes } from './mcp/http.js';
 import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
 import { mountSearchRoutes } from './routes/search.js';
+import { mountUsageRoutes } from './routes/usage.js';
+import { mountBillingRoutes } from './routes/billing.js';
 import { mountAdminRoutes } from './routes/admin.js';
+import { dashboardDepsOf, mountDashboardRoutes } from './routes/dashboard.js';
+import { consoleRoutes } from './http/console.js';
 
 export { MCP_PATHS } from './mcp/paths.js';
 
@@ -39,6 +46,7 @@ export function createApp(deps: AppDeps): Express {
   const healthRouter = express.Router();
   mountContract(healthRouter, table, contract.health, healthRoutes(deps));
   app.use(healthRouter);
+  app.use(consoleRoutes({ dir: config.dashboard.consoleDir }));
 
   app.use(
     originPolicy({ allowedOrigins: config.allowedOrigins, exemptPaths: MCP_PATH_VARIANTS, table }),
@@ -48,7 +56,8 @@ export function createApp(deps: AppDeps): Express {
   const json = jsonBody({ maxBytes: config.maxBodyBytes });
   app.use((req, res, next) => (isMcpPath(req.path) ? next() : json(req, res, next)));
   app.use(methodGuard(table));
-  app.use(mcpRoutes(deps, table));
+  const limits = requestLimits(deps);
+  app.use(mcpRoutes(deps, table, limits.perRequest));
 
   const api = express.Router();
   const openApiDocument = buildOpenApiDocument();
@@ -60,14 +69,91 @@ export function createApp(deps: AppDeps): Express {
     apiKeyAuth({
       apiKeys: deps.apiKeys,
       internal: { secret: config.internalSecret, db: deps.database.db },
+      sessions: dashboardDepsOf(deps).sessions,
     }),
+    ...limits.perRequest,
+    ...limits.aiCost,
   ];
   mountMemoryRoutes(api, table, deps, tenant);
   mountSearchRoutes(api, table, deps, tenant);
+  mountUsageRoutes(api, table, deps, tenant);
+  mountBillingRoutes(api, table, deps, tenant);
+  mountDashboardRoutes(api, table, deps);
   mountAdminRoutes(api, table, deps);
   app.use(api);
 
   app.use(notFound());
   app.use(errorHandler({ logger: deps.logger, maxBodyBytes: config.maxBodyBytes }));
   return app;
+}
+
+/** Requests an operator key may make per minute in its first 48 hours (the spec's Limits). */
+const INTRODUCTORY_KEY_RPM = 15;
+
+/**
+ * The spec's limits on tenant routes, after auth: per key and per workspace requests per minute,
+ * in-flight leases, and on the AI-cost routes the cost burst and the global AI budget.
+ * `MNEMO_LIMITS=off` turns them all off.
+ */
+function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: RequestHandler[] } {
+  const { config, limits: backend, logger, plans } = deps;
+  if (!config.limits.enabled) return { perRequest: [], aiCost: [] };
+  const rates = config.rateLimits;
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const extractionOn = deps.extractor !== undefined;
+  const perRequest = [
+    tenantLimits({
+      backend,
+      keyRpm: (auth) =>
+        auth.introductoryUntil !== undefined && auth.introductoryUntil > Date.now()
+          ? Math.min(INTRODUCTORY_KEY_RPM, rates.keyPerMinute)
+          : rates.keyPerMinute,
+      workspaceRpm: async (workspaceId) => {
+        if (rates.workspacePerMinute !== undefined) return rates.workspacePerMinute;
+        try {
+          return (await plans.resolve(workspaceId)).plan.workspaceRpm;
+        } catch {
+          // Unverifiable entitlement: the metered routes refuse writes; the rate stays bounded.
+          return (plans.lastKnown(workspaceId)?.plan ?? PLANS.launch).workspaceRpm;
+        }
+      },
+      inFlight: { limit: rates.inFlightPerWorkspace, ttlMs: rates.inFlightLeaseMs },
+      logger,
+    }),
+  ];
+  const aiCost = [
+    aiCostLimits({
+      backend,
+      burstMicroInrPerMinute: rates.costBurstMicroInrPerMinute,
+      budget:
+        rates.aiBudgetMicroInrPerDay === undefined
+          ? undefined
+          : new GlobalAiBudget({
+              backend,
+              microInrPerDay: rates.aiBudgetMicroInrPerDay,
+              failClosed: rates.aiBudgetFailClosed,
+              logger,
+            }),
+      estimate: (req) => {
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        const prices = {
+          embedMicroInrPerToken: rates.embedMicroInrPerToken,
+          genMicroInrPerToken: rates.genMicroInrPerToken,
+        };
+        const route = req.tsRestRoute;
+        const is = (other: { method: string; path: string }) =>
+          route?.method === other.method && route.path === other.path;
+        if (is(contract.memories.createMemory)) {
+          return estimateWriteCost(text(body.text), extractionOn && body.extract !== false, prices);
+        }
+        if (is(contract.search.searchMemories) || is(contract.search.getContext)) {
+          // Keyword search embeds nothing.
+          return body.search_mode === 'keyword' ? 0 : estimateQueryCost(text(body.query), prices);
+        }
+        return 0;
+      },
+      logger,
+    }),
+  ];
+  return { perRequest, aiCost };
 }

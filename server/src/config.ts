@@ -1,3 +1,4 @@
+import { PLAN_CODES, type PlanCode } from '@mnemo/contract';
 import { z } from 'zod';
 
 const optionalString = z
@@ -67,10 +68,54 @@ const EnvSchema = z.object({
   MNEMO_HYGIENE_INTERVAL_MS: z.coerce.number().int().min(0).default(900_000),
   MNEMO_HYGIENE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
   MNEMO_MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  REDIS_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_KEY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE: optionalString.pipe(
+    z.coerce.number().int().min(1).optional(),
+  ),
+  MNEMO_INFLIGHT_PER_WORKSPACE: z.coerce.number().int().min(1).default(8),
+  MNEMO_INFLIGHT_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
+  MNEMO_COST_BURST_INR_PER_MINUTE: z.coerce.number().min(0).default(15),
+  MNEMO_AI_BUDGET_INR_PER_DAY: optionalString.pipe(z.coerce.number().min(0).optional()),
+  MNEMO_EMBED_COST_INR_PER_1M_TOKENS: optionalString.pipe(z.coerce.number().min(0).optional()),
+  MNEMO_GEN_COST_INR_PER_1M_TOKENS: optionalString.pipe(z.coerce.number().min(0).optional()),
+  MNEMO_LIMITS: z.enum(['on', 'off']).default('on'),
+  MNEMO_INTERNAL_GRANT_PLAN: z.enum(PLAN_CODES).default('scale'),
+  MNEMO_USAGE_RESERVATION_TTL_MS: z.coerce.number().int().min(1000).default(300_000),
+  // Plan retention and usage reconciliation on the in-process scheduler (docs/limits.md); 0: off.
+  MNEMO_RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
+  MNEMO_RETENTION_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
+  MNEMO_USAGE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   MNEMO_MCP_SESSION_TTL_MS: z.coerce.number().int().min(1000).default(1_800_000),
   MNEMO_MCP_MAX_SESSIONS: z.coerce.number().int().min(1).default(1000),
   MNEMO_INTERNAL_SECRET: optionalString.pipe(z.string().min(16).optional()),
   MNEMO_TRUST_PROXY: optionalString.transform(parseTrustProxy),
+  // Billing (docs/billing.md): `none` = no billing, every workspace runs on its internal grant.
+  MNEMO_BILLING_PROVIDER: z.enum(['none', 'payu']).default('none'),
+  MNEMO_BILLING_KEY: optionalString,
+  MNEMO_BILLING_SALT: optionalString,
+  MNEMO_BILLING_FORM_URL: z.string().url().default('https://secure.payu.in/_payment'),
+  MNEMO_BILLING_VERIFY_URL: z
+    .string()
+    .url()
+    .default('https://info.payu.in/merchant/postservice.php?form=2'),
+  MNEMO_BILLING_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
+  MNEMO_BILLING_SUCCESS_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_BILLING_FAILURE_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_BILLING_VERIFY_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  MNEMO_BILLING_VERIFY_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  MNEMO_BILLING_PROBE_TIMEOUT_MS: z.coerce.number().int().min(100).default(3_000),
+  MNEMO_BILLING_GRACE_DAYS: z.coerce.number().int().min(0).max(60).default(3),
+  MNEMO_BILLING_REPROCESS_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+  // Dashboard and console (docs/dashboard.md).
+  MNEMO_DASHBOARD_JWT_SECRET: optionalString.pipe(z.string().min(32).optional()),
+  MNEMO_DASHBOARD_JWKS_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_DASHBOARD_ISSUER: z.string().min(1).default('mnemo'),
+  MNEMO_DASHBOARD_AUDIENCE: z.string().min(1).default('mnemo-dashboard'),
+  MNEMO_DASHBOARD_SESSION_TTL_HOURS: z.coerce.number().min(0.01).max(720).default(12),
+  MNEMO_DASHBOARD_LINK_TTL_MINUTES: z.coerce.number().min(1).max(1440).default(60),
+  MNEMO_PUBLIC_URL: optionalString.pipe(z.string().url().optional()),
+  MNEMO_CONSOLE_DIR: optionalString,
   MNEMO_STAGE: optionalString,
   GIT_SHA: optionalString,
   BUILD_VERSION: optionalString,
@@ -110,10 +155,19 @@ export interface AppConfig {
   };
   mcp: McpConfig;
   extraction: ExtractionConfig;
+  rateLimits: RateLimitConfig;
+  limits: LimitsConfig;
   /** x-admin-token for /admin/*; unset: admin routes refuse everyone. */
   adminToken: string | undefined;
   /** The in-process hygiene schedule (0: off) and how many memories one run examines. */
   hygiene: { intervalMs: number; limit: number };
+  /**
+   * Plan retention on the in-process scheduler (0: off; limits off: never) and how many memories
+   * one run archives at most; `POST /admin/memory-retention` runs it on demand.
+   */
+  retention: { intervalMs: number; limit: number };
+  /** How often expired metering reservations are refunded in process (0: off). */
+  usageReconcile: { intervalMs: number };
   /**
    * Shared secret of internal subrequests (`x-internal-mcp: 1` + `x-internal-secret`), accepted on
    * POST /v1/memories only; undefined disables them.
@@ -121,11 +175,33 @@ export interface AppConfig {
   internalSecret: string | undefined;
   /** Express `trust proxy` setting: decides which address `req.ip` (audit, rate limits) reports. */
   trustProxy: boolean | number | string;
+  billing: BillingConfig;
+  dashboard: DashboardConfig;
   version: string;
   buildVersion: string | undefined;
   stage: string | undefined;
   gitSha: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}
+
+/** Dashboard identity and sessions (docs/dashboard.md). */
+export interface DashboardConfig {
+  /**
+   * HS256 secret of identity tokens. Unset (and no JWKS URL): the server generates one, keeps it
+   * in its settings and prints a sign-in link at start (self-hosting without an identity provider).
+   */
+  jwtSecret: string | undefined;
+  /** An external identity provider's JWKS; when set, tokens are verified against it only. */
+  jwksUrl: string | undefined;
+  issuer: string;
+  audience: string;
+  sessionTtlMs: number;
+  /** Lifetime of the token in the sign-in link printed at start. */
+  linkTtlMs: number;
+  /** Base URL printed in the sign-in link; default `http://<host>:<port>`. */
+  publicUrl: string | undefined;
+  /** The built console; default `web/dist` of this checkout. */
+  consoleDir: string | undefined;
 }
 
 export interface EmbeddingsConfig {
@@ -148,6 +224,70 @@ export interface McpConfig {
   sessionTtlMs: number;
   /** Open sessions at most; a new one closes the least recently used. */
   maxSessions: number;
+}
+
+/** The spec's request limits (per key, per workspace, in flight) and AI-cost limits. */
+export interface RateLimitConfig {
+  /** Shared counters across instances; unset: counted in each instance's memory. */
+  redisUrl: string | undefined;
+  /** Requests per minute per API key (keys made by the operator key route: 15 for 48 h). */
+  keyPerMinute: number;
+  /** Overrides the plan's workspace requests per minute (120, 300 on scale) when set. */
+  workspacePerMinute: number | undefined;
+  inFlightPerWorkspace: number;
+  inFlightLeaseMs: number;
+  /** AI cost per workspace per minute, in micro-INR (millionths of a rupee). */
+  costBurstMicroInrPerMinute: number;
+  /** The installation's AI budget per UTC day, in micro-INR; undefined: no budget. */
+  aiBudgetMicroInrPerDay: number | undefined;
+  /** Refuse AI-cost requests when the budget store cannot be read (production stages). */
+  aiBudgetFailClosed: boolean;
+  /** What the configured providers cost, in micro-INR per token (0 for the local providers). */
+  embedMicroInrPerToken: number;
+  genMicroInrPerToken: number;
+}
+
+/** Plans, caps and metering (`MNEMO_LIMITS`, `MNEMO_INTERNAL_GRANT_PLAN`). */
+export interface LimitsConfig {
+  /**
+   * `MNEMO_LIMITS=off` turns plan caps, metering and rate limits off entirely (private
+   * deployments, benchmarks); `/v1/usage/today` then reports no limits.
+   */
+  enabled: boolean;
+  /**
+   * The plan of the `internal_grant` a workspace with no billing entitlement gets on first use
+   * (a self-hosted install has no billing).
+   */
+  internalGrantPlan: PlanCode;
+  /** A reservation neither committed nor released this long after it was made is refunded. */
+  reservationTtlMs: number;
+}
+
+/** Hosted checkout and payment callbacks (`MNEMO_BILLING_*`, docs/billing.md). */
+export interface BillingConfig {
+  /** `none`: no billing; workspaces run on the internal grant (`MNEMO_INTERNAL_GRANT_PLAN`). */
+  provider: 'none' | 'payu';
+  /** Merchant key (sent in the form) and salt (signs requests and callbacks; never sent). */
+  key: string | undefined;
+  salt: string | undefined;
+  /** The provider's hosted checkout page the form posts to. */
+  formUrl: string;
+  /** The provider's verification API (PayU: postservice `verify_payment`). */
+  verifyUrl: string;
+  /** Shared secret of the fallback HMAC-SHA256 signature (`x-pay-webhook-signature`). */
+  webhookSecret: string | undefined;
+  /** Where the provider sends the browser back after a successful or failed payment. */
+  successUrl: string | undefined;
+  failureUrl: string | undefined;
+  /** Per attempt, and retries after the first, of a verification call. */
+  verifyTimeoutMs: number;
+  verifyRetries: number;
+  /** Timeout of the reachability probe of the admin health view. */
+  probeTimeoutMs: number;
+  /** Days a paid plan keeps its tier (daily limits floored to launch's) after its period ends. */
+  graceDays: number;
+  /** How often deferred callbacks are retried in process (0: never; the admin route still can). */
+  reprocessIntervalMs: number;
 }
 
 export interface RerankConfig {
@@ -194,6 +334,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   ) {
     throw new ConfigError(
       'Invalid configuration:\n  MNEMO_EXTRACTION_BASE_URL and MNEMO_EXTRACTION_MODEL: required when MNEMO_EXTRACTION_PROVIDER=openai',
+    );
+  }
+  if (
+    e.MNEMO_BILLING_PROVIDER !== 'none' &&
+    (!e.MNEMO_BILLING_KEY ||
+      !e.MNEMO_BILLING_SALT ||
+      !e.MNEMO_BILLING_SUCCESS_URL ||
+      !e.MNEMO_BILLING_FAILURE_URL)
+  ) {
+    throw new ConfigError(
+      'Invalid configuration:\n  MNEMO_BILLING_KEY, MNEMO_BILLING_SALT, MNEMO_BILLING_SUCCESS_URL and MNEMO_BILLING_FAILURE_URL: required when MNEMO_BILLING_PROVIDER is not none',
     );
   }
   if (e.MNEMO_RERANK_PROVIDER === 'http' && !e.MNEMO_RERANK_BASE_URL) {
@@ -243,6 +394,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     adminToken: e.MNEMO_ADMIN_TOKEN,
     hygiene: { intervalMs: e.MNEMO_HYGIENE_INTERVAL_MS, limit: e.MNEMO_HYGIENE_LIMIT },
+    retention: { intervalMs: e.MNEMO_RETENTION_INTERVAL_MS, limit: e.MNEMO_RETENTION_LIMIT },
+    usageReconcile: { intervalMs: e.MNEMO_USAGE_RECONCILE_INTERVAL_MS },
+    rateLimits: {
+      redisUrl: e.REDIS_URL,
+      keyPerMinute: e.MNEMO_KEY_RATE_LIMIT_PER_MINUTE,
+      workspacePerMinute: e.MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE,
+      inFlightPerWorkspace: e.MNEMO_INFLIGHT_PER_WORKSPACE,
+      inFlightLeaseMs: e.MNEMO_INFLIGHT_LEASE_MS,
+      costBurstMicroInrPerMinute: Math.round(e.MNEMO_COST_BURST_INR_PER_MINUTE * 1e6),
+      aiBudgetMicroInrPerDay:
+        e.MNEMO_AI_BUDGET_INR_PER_DAY === undefined
+          ? undefined
+          : Math.round(e.MNEMO_AI_BUDGET_INR_PER_DAY * 1e6),
+      aiBudgetFailClosed: e.MNEMO_STAGE === 'production' || env.NODE_ENV === 'production',
+      // INR per million tokens is micro-INR per token. Defaults: what hosted models cost
+      // (text-embedding-3-small ≈ 1.7 INR, a small chat model ≈ 50 INR per million); local: free.
+      embedMicroInrPerToken:
+        e.MNEMO_EMBED_COST_INR_PER_1M_TOKENS ??
+        (e.MNEMO_EMBEDDINGS_PROVIDER === 'openai' ? 1.7 : 0),
+      genMicroInrPerToken:
+        e.MNEMO_GEN_COST_INR_PER_1M_TOKENS ?? (e.MNEMO_EXTRACTION_PROVIDER === 'openai' ? 50 : 0),
+    },
+    limits: {
+      enabled: e.MNEMO_LIMITS === 'on',
+      internalGrantPlan: e.MNEMO_INTERNAL_GRANT_PLAN,
+      reservationTtlMs: e.MNEMO_USAGE_RESERVATION_TTL_MS,
+    },
     mcp: {
       rateLimitPerMinute: e.MNEMO_MCP_RATE_LIMIT_PER_MINUTE,
       sessionTtlMs: e.MNEMO_MCP_SESSION_TTL_MS,
@@ -250,6 +428,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     internalSecret: e.MNEMO_INTERNAL_SECRET,
     trustProxy: e.MNEMO_TRUST_PROXY,
+    dashboard: {
+      jwtSecret: e.MNEMO_DASHBOARD_JWT_SECRET,
+      jwksUrl: e.MNEMO_DASHBOARD_JWKS_URL,
+      issuer: e.MNEMO_DASHBOARD_ISSUER,
+      audience: e.MNEMO_DASHBOARD_AUDIENCE,
+      sessionTtlMs: Math.round(e.MNEMO_DASHBOARD_SESSION_TTL_HOURS * 3_600_000),
+      linkTtlMs: Math.round(e.MNEMO_DASHBOARD_LINK_TTL_MINUTES * 60_000),
+      publicUrl: e.MNEMO_PUBLIC_URL?.replace(/\/+$/, ''),
+      consoleDir: e.MNEMO_CONSOLE_DIR,
+    },
+    billing: {
+      provider: e.MNEMO_BILLING_PROVIDER,
+      key: e.MNEMO_BILLING_KEY,
+      salt: e.MNEMO_BILLING_SALT,
+      formUrl: e.MNEMO_BILLING_FORM_URL,
+      verifyUrl: e.MNEMO_BILLING_VERIFY_URL,
+      webhookSecret: e.MNEMO_BILLING_WEBHOOK_SECRET,
+      successUrl: e.MNEMO_BILLING_SUCCESS_URL,
+      failureUrl: e.MNEMO_BILLING_FAILURE_URL,
+      verifyTimeoutMs: e.MNEMO_BILLING_VERIFY_TIMEOUT_MS,
+      verifyRetries: e.MNEMO_BILLING_VERIFY_RETRIES,
+      probeTimeoutMs: e.MNEMO_BILLING_PROBE_TIMEOUT_MS,
+      graceDays: e.MNEMO_BILLING_GRACE_DAYS,
+      reprocessIntervalMs: e.MNEMO_BILLING_REPROCESS_INTERVAL_MS,
+    },
     version: SERVER_VERSION,
     buildVersion: e.BUILD_VERSION,
     stage: e.MNEMO_STAGE,

@@ -15,6 +15,7 @@ import type { Reranker } from './providers/rerank/index.js';
 import { BackgroundTasks } from './services/background.js';
 import { unlimitedQuota } from './services/quota.js';
 import { PlanService } from './services/plans.js';
+import { billingEntitlements } from './services/billing.js';
 import { createMeteredQuota } from './services/usage.js';
 import { createExtractor } from './providers/extraction/index.js';
 import type { MemoryWriteDeps } from './services/memory-write.js';
@@ -59,8 +60,12 @@ export async function createDeps(
   const audit = new AuditRecorder(database.db, logger);
   const embeddings = createEmbeddingProvider(config.embeddings);
   const statistics = new StatisticsKeeper(database, logger);
+  // With billing on, plans come from payments only (a payment awaiting verification reads as
+  // degraded); a self-hosted install without billing grants every workspace its internal plan.
+  const billingOn = config.billing.provider !== 'none';
   const plans = new PlanService(database.db, {
-    internalGrantPlan: config.limits.internalGrantPlan,
+    internalGrantPlan: billingOn ? undefined : config.limits.internalGrantPlan,
+    ...(billingOn ? { loader: billingEntitlements(database.db, undefined) } : {}),
     logger,
   });
   await statistics.start();

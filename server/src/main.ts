@@ -5,8 +5,14 @@ import { openDatabase } from './db/client.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
 import { createDeps } from './deps.js';
 import { scheduleHygiene } from './jobs/scheduler.js';
+import { scheduleRetention } from './jobs/retention.js';
+import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
+import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
+import { createBillingService } from './services/billing.js';
 import { createLogger } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
+import { localSignInLink } from './services/dashboard.js';
+import { dashboardDepsOf } from './routes/dashboard.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -50,6 +56,16 @@ async function main(): Promise<void> {
     limit: config.hygiene.limit,
     nearThreshold: config.dedupe.nearThreshold,
   });
+  const retention = scheduleRetention(
+    { db: database.db, plans: deps.plans, logger },
+    { ...config.retention, limitsEnabled: config.limits.enabled },
+  );
+  const usageReconcile = scheduleUsageReconcile(database.db, logger, config.usageReconcile);
+  const billingReprocess = scheduleBillingReprocess(
+    createBillingService({ config: config.billing, db: database.db, plans: deps.plans, logger }),
+    logger,
+    { intervalMs: config.billing.reprocessIntervalMs },
+  );
   const app = createApp(deps);
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
@@ -57,6 +73,19 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info({ url: `http://${config.host}:${port}` }, 'mnemo listening');
+  const wildcard = config.host === '0.0.0.0' || config.host === '::';
+  const signInLink = await localSignInLink(dashboardDepsOf(deps), {
+    workspaceId: boot.workspaceId,
+    baseUrl: config.dashboard.publicUrl ?? `http://${wildcard ? 'localhost' : config.host}:${port}`,
+    ttlMs: config.dashboard.linkTtlMs,
+  });
+  if (signInLink) {
+    // No identity provider configured: a fresh link at every start (docs/dashboard.md).
+    const minutes = Math.round(config.dashboard.linkTtlMs / 60_000);
+    process.stderr.write(
+      `\n  Console sign-in link (valid ${minutes} min, a new one at every start):\n\n    ${signInLink}\n\n`,
+    );
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -73,6 +102,9 @@ async function main(): Promise<void> {
     await closed;
     logger.debug('http server closed');
     await hygiene.stop();
+    await retention.stop();
+    await usageReconcile.stop();
+    await billingReprocess.stop();
     await deps.background.drain();
     await deps.statistics.drain();
     await deps.audit.drain();

@@ -49,11 +49,9 @@ export function healthCommand(bind: Bind): Command {
 
 /** `mnemo usage`: today's usage against the plan's limits (GET /v1/usage/today). */
 export function usageCommand(bind: Bind): Command {
-  return new Command('usage')
-    .description("Today's usage against the plan's limits")
-    .action(
-      bind(async ({ client, output }: App) => {
-        output.result(await client.usage.today(), formatUsage);
-      }),
-    );
+  return new Command('usage').description("Today's usage against the plan's limits").action(
+    bind(async ({ client, output }: App) => {
+      output.result(await client.usage.today(), formatUsage);
+    }),
+  );
 }

@@ -6,10 +6,22 @@
  * - `api_key_or_session`: a tenant route (the spec's "K or S"). This server accepts an API key,
  *   `Authorization: Bearer <key>` or `x-api-key: <key>`; it has no dashboard sessions yet.
  *   POST /v1/memories also takes the spec's internal subrequest (I); the server binds that to the
- *   route itself, it is not a mode of its own here.
+ *   route itself, it is not a mode of its own here. A browser may use a dashboard session instead
+ *   (cookie `svc_dash_session`, plus `x-csrf-token` on unsafe methods).
+ * - `dashboard_token`: an identity-provider access token (JWT) in the body (dashboard bootstrap
+ *   and session creation, the spec's rule 1).
+ * - `dashboard_session`: the spec's S: the session cookie; unsafe methods also need `x-csrf-token`.
  * - `admin_token`: an operator route (the spec's A): `x-admin-token` equal to the configured token.
+ * - `payment_callback`: the payment provider's callback (the spec's H): no API key; the route
+ *   itself verifies the provider's signature over the form body (see docs/billing.md).
  */
-export type RouteAuth = 'public' | 'api_key_or_session' | 'admin_token';
+export type RouteAuth =
+  | 'public'
+  | 'api_key_or_session'
+  | 'admin_token'
+  | 'payment_callback'
+  | 'dashboard_token'
+  | 'dashboard_session';
 
 export interface RouteMetadata {
   auth: RouteAuth;
@@ -26,3 +38,9 @@ export const PUBLIC = { auth: 'public' } as const satisfies RouteMetadata;
 export const TENANT = { auth: 'api_key_or_session' } as const satisfies RouteMetadata;
 /** Metadata of an operator route behind the admin token. */
 export const ADMIN = { auth: 'admin_token', operator: true } as const satisfies RouteMetadata;
+/** Metadata of the payment callback: signed by the provider, no API key. */
+export const PAYMENT_CALLBACK = { auth: 'payment_callback' } as const satisfies RouteMetadata;
+/** Metadata of dashboard bootstrap and session creation: a JWT in the body. */
+export const DASHBOARD_TOKEN = { auth: 'dashboard_token' } as const satisfies RouteMetadata;
+/** Metadata of a dashboard route behind the session cookie (and CSRF on mutations). */
+export const DASHBOARD_SESSION = { auth: 'dashboard_session' } as const satisfies RouteMetadata;

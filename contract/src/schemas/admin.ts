@@ -49,3 +49,113 @@ export const MemoryHygieneReport = z.object({
   scanned: z.number().int().min(0),
 });
 export type MemoryHygieneReport = z.infer<typeof MemoryHygieneReport>;
+
+/** `POST /admin/webhooks/reprocess`: deferred callbacks to rerun at most (oldest first). */
+export const WebhookReprocessQuery = z
+  .object({
+    limit: z.coerce
+      .number({ invalid_type_error: 'must be an integer' })
+      .int()
+      .min(1)
+      .max(1000)
+      .default(100),
+  })
+  .strict();
+export type WebhookReprocessQuery = z.infer<typeof WebhookReprocessQuery>;
+
+/** What a reprocessing run did to the deferred callbacks it picked up. */
+export const WebhookReprocessReport = z.object({
+  attempted: z.number().int().min(0),
+  processed: z.number().int().min(0),
+  /** Still deferred: the provider could not be asked again. */
+  deferred: z.number().int().min(0),
+  rejected: z.number().int().min(0),
+});
+export type WebhookReprocessReport = z.infer<typeof WebhookReprocessReport>;
+
+/** `GET /v1/admin/billing/health`. */
+export const BillingHealth = z.object({
+  /** The configured payment provider; `none`: billing is off (internal grants). */
+  provider: z.string(),
+  enabled: z.boolean(),
+  /** Callbacks waiting for the provider's verification. */
+  deferred_events: z.number().int().min(0),
+  oldest_deferred_at: z.string().datetime({ offset: true }).nullable(),
+  /** When the provider last confirmed a transaction (verification API answered). */
+  last_successful_verification_at: z.string().datetime({ offset: true }).nullable(),
+  /** A cheap request to the verification API with a short timeout; null when billing is off. */
+  provider_reachable: z.boolean().nullable(),
+  probe_ms: z.number().int().min(0).nullable(),
+  probe_error: z.string().nullable(),
+});
+export type BillingHealth = z.infer<typeof BillingHealth>;
+
+/** `POST /admin/billing/cancel-at-period-end`. */
+export const CancelAtPeriodEndRequest = z
+  .object({
+    workspace_id: z.string().uuid(),
+    /** true: the plan ends at its period end without grace; false: undo. */
+    cancel_at_period_end: z.boolean(),
+  })
+  .strict();
+export type CancelAtPeriodEndRequest = z.infer<typeof CancelAtPeriodEndRequest>;
+
+/** `POST /admin/memory-retention`: memories archived at most per run, and the default. */
+export const RETENTION_LIMIT = HYGIENE_LIMIT;
+
+export const MemoryRetentionQuery = z
+  .object({
+    /** Only report what a run would archive. */
+    dry_run: QueryBoolean,
+    limit: z.coerce
+      .number({ invalid_type_error: 'must be an integer' })
+      .int()
+      .min(RETENTION_LIMIT.min)
+      .max(RETENTION_LIMIT.max)
+      .default(RETENTION_LIMIT.default),
+    /** One workspace only; every workspace when omitted. */
+    workspace_id: z.string().uuid().optional(),
+  })
+  .strict();
+export type MemoryRetentionQuery = z.infer<typeof MemoryRetentionQuery>;
+
+/** One workspace of a retention run: its plan's retention and what the run did there. */
+export const MemoryRetentionWorkspace = z.object({
+  workspace_id: z.string(),
+  /** The effective plan whose `retention_days` applied. */
+  plan: z.string(),
+  retention_days: z.number().int().min(0),
+  /** Live memories created before this instant are past retention. */
+  cutoff: z.string().datetime({ offset: true }),
+  /** Live memories past retention this run picked up. */
+  examined: z.number().int().min(0),
+  /** Of those, archived now (0 on a dry run). */
+  archived: z.number().int().min(0),
+});
+export type MemoryRetentionWorkspace = z.infer<typeof MemoryRetentionWorkspace>;
+
+/** What a retention run found, and archived unless `dry_run`. */
+export const MemoryRetentionReport = z.object({
+  dry_run: z.boolean(),
+  /** false: `MNEMO_LIMITS=off`, no plan is in force and nothing is archived. */
+  enforced: z.boolean(),
+  limit: z.number().int().min(1),
+  examined: z.number().int().min(0),
+  archived: z.number().int().min(0),
+  /** The run stopped at `limit`: more memories may be past retention; run it again. */
+  has_more: z.boolean(),
+  /** Workspaces with live memories past their plan's retention. */
+  workspaces: z.array(MemoryRetentionWorkspace),
+  /** Workspaces left alone because their plan could not be verified (ENTITLEMENT_DEGRADED). */
+  skipped: z.array(z.object({ workspace_id: z.string(), reason: z.string() })),
+});
+export type MemoryRetentionReport = z.infer<typeof MemoryRetentionReport>;
+
+/** `POST /admin/usage/reconcile`: what reconciliation did to metering reservations. */
+export const UsageReconcileReport = z.object({
+  /** Reservations past their expiry (a crashed or hung request): expired and refunded now. */
+  expired: z.number().int().min(0),
+  /** Expired reservations old enough to be deleted: deleted now. */
+  purged: z.number().int().min(0),
+});
+export type UsageReconcileReport = z.infer<typeof UsageReconcileReport>;

@@ -1,12 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { contract, routeAuth } from '@mnemo/contract';
+import { contract, CSRF_HEADER, DASHBOARD_SESSION_COOKIE, routeAuth } from '@mnemo/contract';
 import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler } from 'express';
 import type { Database } from '../db/client.js';
 import { getWorkspaceById } from '../db/queries/workspaces.js';
 import type { ApiKeyService } from '../services/api-keys.js';
+import { DashboardSessions, type SessionContext } from '../services/sessions.js';
 import { ServiceError } from '../errors.js';
 import { isUuid } from '../ids.js';
+import { readCookie } from './cookies.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -25,6 +27,8 @@ export interface RequestAuth {
   apiKeyId: string | null;
   /** Epoch ms until which the key has the introductory rate limit (operator-minted keys). */
   introductoryUntil?: number;
+  /** Set when a dashboard session (the spec's S) authenticated the request instead of a key. */
+  session?: SessionContext;
 }
 
 /**
@@ -79,19 +83,28 @@ function presentedKey(
 }
 
 /**
- * Enforces each contract route's `metadata.auth`: public routes pass, tenant routes need a key.
+ * Enforces each contract route's `metadata.auth`: public routes and the payment callback pass,
+ * tenant routes need a key.
  * With `internal`, POST /v1/memories also accepts an internal subrequest: when it carries
- * `x-internal-mcp: 1`, the internal credentials alone decide (a wrong secret is 401).
+ * `x-internal-mcp: 1`, the internal credentials alone decide (a wrong secret is 401). With
+ * `sessions`, a request without a key may use the dashboard session cookie instead; a presented
+ * key always wins over a cookie.
  */
 export function apiKeyAuth({
   apiKeys,
   internal,
+  sessions,
 }: {
   apiKeys: ApiKeyService;
   internal?: InternalAuthOptions;
+  /** Accept a dashboard session cookie when no key is presented (CSRF on unsafe methods). */
+  sessions?: DashboardSessions;
 }): RequestHandler {
   return async function apiKeyAuthMiddleware(req, _res, next) {
-    if (req.tsRestRoute && routeAuth(req.tsRestRoute) === 'public') return next();
+    // Public routes need nothing; the payment callback (H) is signed by the provider and
+    // verified by its own route middleware (http/payment-callback.ts), never by an API key.
+    const mode = req.tsRestRoute ? routeAuth(req.tsRestRoute) : undefined;
+    if (mode === 'public' || mode === 'payment_callback') return next();
     try {
       if (
         internal?.secret &&
@@ -102,6 +115,12 @@ export function apiKeyAuth({
         return next();
       }
       const key = presentedKey(req.get('authorization'), req.get('x-api-key'));
+      // No key but a session cookie: a browser on the console (the spec's S).
+      if (!key && sessions && readCookie(req, DASHBOARD_SESSION_COOKIE) !== undefined) {
+        const session = await authenticateSession(req, sessions);
+        req.auth = { workspaceId: session.workspaceId, apiKeyId: null, session };
+        return next();
+      }
       if (!key) {
         throw new ServiceError(
           'UNAUTHORIZED',
@@ -122,4 +141,56 @@ export function apiKeyAuth({
 export function requireAuth(req: { auth?: RequestAuth }): RequestAuth {
   if (!req.auth) throw new ServiceError('UNAUTHORIZED', 'Authentication required');
   return req.auth;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The session of the request's cookie: 401 when missing, unknown or expired; on unsafe methods
+ * `x-csrf-token` must equal the session's CSRF token, else 403 (spec rule 3).
+ */
+async function authenticateSession(
+  req: Request,
+  sessions: DashboardSessions,
+): Promise<SessionContext> {
+  const token = readCookie(req, DASHBOARD_SESSION_COOKIE);
+  const session = token ? await sessions.authenticate(token) : undefined;
+  if (!session) throw new ServiceError('UNAUTHORIZED', 'Missing, unknown or expired session');
+  if (
+    !SAFE_METHODS.has(req.method) &&
+    !DashboardSessions.csrfMatches(session, req.get(CSRF_HEADER))
+  ) {
+    throw new ServiceError('FORBIDDEN', `Missing or invalid ${CSRF_HEADER} header`);
+  }
+  return session;
+}
+
+/**
+ * Guards the dashboard area by each route's `metadata.auth`: `dashboard_token` routes verify the
+ * JWT in their body themselves; `dashboard_session` routes need the session cookie (and CSRF on
+ * mutations). Runs before the body is validated, so an anonymous caller learns nothing.
+ */
+export function dashboardSessionAuth({
+  sessions,
+}: {
+  sessions: DashboardSessions;
+}): RequestHandler {
+  return async function dashboardSessionAuthMiddleware(req, _res, next) {
+    const mode = req.tsRestRoute ? routeAuth(req.tsRestRoute) : 'dashboard_session';
+    if (mode === 'dashboard_token' || mode === 'public') return next();
+    try {
+      const session = await authenticateSession(req, sessions);
+      req.auth = { workspaceId: session.workspaceId, apiKeyId: null, session };
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** The session of a request behind {@link dashboardSessionAuth}. */
+export function requireSession(req: { auth?: RequestAuth }): SessionContext {
+  const session = req.auth?.session;
+  if (!session) throw new ServiceError('UNAUTHORIZED', 'A dashboard session is required');
+  return session;
 }

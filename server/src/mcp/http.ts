@@ -74,7 +74,12 @@ const bindingOf = (req: Request): SessionBinding => {
  *   DELETE API key → closes the session (200).
  * A session belongs to the workspace and key that initialized it; anyone else is told 404.
  */
-export function mcpRoutes(deps: AppDeps, table: RouteTable): Router {
+export function mcpRoutes(
+  deps: AppDeps,
+  table: RouteTable,
+  /** The tenant request limits (per key, per workspace, in flight), run after the key check. */
+  limits: RequestHandler[] = [],
+): Router {
   const { config, mcpSessions: sessions, logger } = deps;
   for (const path of MCP_PATHS)
     for (const method of ['POST', 'GET', 'DELETE']) table.add(method, path);
@@ -181,7 +186,7 @@ export function mcpRoutes(deps: AppDeps, table: RouteTable): Router {
     return session ? serve(session, req, res, next) : sessionNotFound(res);
   });
 
-  router.post(MCP_PATHS, auth, rawBody, post);
+  router.post(MCP_PATHS, auth, ...limits, rawBody, post);
   router.get(MCP_PATHS, streamOrPage, auth, inSession);
   router.delete(MCP_PATHS, auth, inSession);
   return router;

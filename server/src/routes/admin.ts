@@ -6,6 +6,10 @@ import { adminAuth } from '../http/admin-auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { runHygiene } from '../jobs/hygiene.js';
+import { runRetention } from '../jobs/retention.js';
+import { reconcileUsage } from '../services/usage.js';
+import { billingServiceOf } from './billing.js';
+import { dashboardDepsOf } from './dashboard.js';
 
 const s = initServer();
 
@@ -14,6 +18,8 @@ const s = initServer();
  * before the query is validated: without the token a caller learns nothing about the route.
  */
 export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDeps): void {
+  const billing = billingServiceOf(deps);
+  const retention = { db: deps.database.db, plans: deps.plans, logger: deps.logger };
   const implementation = s.router(contract.admin, {
     runMemoryHygiene: async ({ query }) => ({
       status: 200,
@@ -23,6 +29,29 @@ export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDe
         ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
         nearThreshold: deps.config.dedupe.nearThreshold,
       }),
+    }),
+    runMemoryRetention: async ({ query }) => ({
+      status: 200,
+      body: await runRetention(retention, {
+        dryRun: query.dry_run,
+        limit: query.limit,
+        ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
+        limitsEnabled: deps.config.limits.enabled,
+      }),
+    }),
+    reconcileUsage: async () => ({ status: 200, body: await reconcileUsage(deps.database.db) }),
+    reprocessWebhooks: async ({ query }) => ({
+      status: 200,
+      body: await billing.reprocess({ limit: query.limit, force: true }),
+    }),
+    getBillingHealth: async () => ({ status: 200, body: await billing.health() }),
+    setCancelAtPeriodEnd: async ({ body }) => ({
+      status: 200,
+      body: await billing.setCancelAtPeriodEnd(body.workspace_id, body.cancel_at_period_end),
+    }),
+    cleanupDashboardSessions: async () => ({
+      status: 200,
+      body: { deleted: await dashboardDepsOf(deps).sessions.cleanup() },
     }),
   });
   mountContract(target, table, contract.admin, implementation, [

@@ -29,6 +29,7 @@ export function mountSearchRoutes(
         route: 'search',
         payload: body,
         saveHistory,
+        explain: body.explain === true && req.auth?.session !== undefined,
       });
       return { status: 200, body: { results, page, page_size, total, has_more } };
     },

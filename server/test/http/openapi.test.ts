@@ -36,6 +36,7 @@ describeDb('GET /v1/openapi.json', () => {
     expect(document.paths['/v1/memories'].post.security).toEqual([
       { bearerAuth: [] },
       { apiKeyHeader: [] },
+      { dashboardSession: [] },
     ]);
     expect(document.paths['/healthz'].get.security).toEqual([]);
   });

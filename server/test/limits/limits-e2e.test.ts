@@ -1,11 +1,10 @@
-import { sql } from 'drizzle-orm';
 import request from 'supertest';
 import { afterEach, expect, it } from 'vitest';
-import { usageCounters } from '../../src/db/schema/index.js';
 import type { EmbeddingProvider } from '../../src/providers/embeddings/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 import { ACCEPT, INITIALIZE } from '../mcp/support.js';
+import { setUsed } from '../usage/support.js';
 
 /** The spec's envelope of a refused request, with its headers. */
 function expectRefused(res: request.Response, status: number, code: string, message: RegExp): void {
@@ -38,32 +37,6 @@ const search = (t: TestApp, body: Record<string, unknown>, tenant: TestTenant = 
     .post('/v1/search')
     .set('x-api-key', tenant.apiKey)
     .send({ user_id: 'u1', ...body });
-
-/** Puts a workspace's counter for one resource at `used` in the window it counts in now. */
-async function setUsed(t: TestApp, workspaceId: string, resource: string, used: number) {
-  const plan = await t.deps.plans.resolve(workspaceId);
-  const window = plan.windows[resource as keyof typeof plan.windows];
-  await t.database.db
-    .insert(usageCounters)
-    .values({
-      workspaceId,
-      windowKind: window.kind,
-      windowStart: window.start,
-      resource,
-      used,
-      reserved: 0,
-    })
-    .onConflictDoUpdate({
-      target: [
-        usageCounters.workspaceId,
-        usageCounters.windowKind,
-        usageCounters.windowStart,
-        usageCounters.resource,
-      ],
-      set: { used: sql`excluded.used` },
-    });
-  return plan.caps[resource as keyof typeof plan.caps];
-}
 
 describeDb('request limits end to end', () => {
   let t: TestApp | undefined;

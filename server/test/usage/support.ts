@@ -1,4 +1,5 @@
-import { and, eq } from 'drizzle-orm';
+import type { UsageResource } from '@mnemo/contract';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../../src/db/client.js';
 import { upsertEntitlement } from '../../src/db/queries/entitlements.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
@@ -6,6 +7,7 @@ import { usageCounters, usageReservations } from '../../src/db/schema/index.js';
 import { type EntitlementLoader, PlanService } from '../../src/services/plans.js';
 import type { QuotaGate } from '../../src/services/quota.js';
 import { createMeteredQuota } from '../../src/services/usage.js';
+import type { TestApp } from '../support/app.js';
 
 /** A settable clock for the gate and the plans. */
 export class Clock {
@@ -115,4 +117,38 @@ export async function rejection(promise: Promise<unknown>): Promise<{
     return error as never;
   }
   throw new Error('expected the promise to reject');
+}
+
+/**
+ * Puts a workspace's counter of one resource at `used` in the window it counts in now; returns the
+ * resource's cap.
+ */
+export async function setUsed(
+  t: TestApp,
+  workspaceId: string,
+  resource: UsageResource,
+  used: number,
+): Promise<number> {
+  const plan = await t.deps.plans.resolve(workspaceId);
+  const window = plan.windows[resource];
+  await t.database.db
+    .insert(usageCounters)
+    .values({
+      workspaceId,
+      windowKind: window.kind,
+      windowStart: window.start,
+      resource,
+      used,
+      reserved: 0,
+    })
+    .onConflictDoUpdate({
+      target: [
+        usageCounters.workspaceId,
+        usageCounters.windowKind,
+        usageCounters.windowStart,
+        usageCounters.resource,
+      ],
+      set: { used: sql`excluded.used` },
+    });
+  return plan.caps[resource];
 }

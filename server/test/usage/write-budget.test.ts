@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { count, eq, sql } from 'drizzle-orm';
+import type { UsageResource } from '@mnemo/contract';
+import { count, eq } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { memories, memoryChunks, usageCounters } from '../../src/db/schema/index.js';
@@ -8,7 +9,7 @@ import { EmbeddingError } from '../../src/providers/embeddings/index.js';
 import { estimateExtractionTokens, estimateTokens } from '../../src/services/ai-cost.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
-import { billingEntitlement, meter } from './support.js';
+import { billingEntitlement, meter, setUsed } from './support.js';
 
 const PARAGRAPH =
   'I moved to Berlin last month and started working at Siemens as an engineer. I love hiking and my favourite food is ramen. I need to renew my passport before June.';
@@ -57,35 +58,10 @@ async function memoryCount(t: TestApp, workspaceId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** Puts a workspace's counter of one resource at `used` in the window it counts in now. */
-async function setUsed(t: TestApp, workspaceId: string, resource: string, used: number) {
-  const plan = await t.deps.plans.resolve(workspaceId);
-  const window = plan.windows[resource as keyof typeof plan.windows];
-  await t.database.db
-    .insert(usageCounters)
-    .values({
-      workspaceId,
-      windowKind: window.kind,
-      windowStart: window.start,
-      resource,
-      used,
-      reserved: 0,
-    })
-    .onConflictDoUpdate({
-      target: [
-        usageCounters.workspaceId,
-        usageCounters.windowKind,
-        usageCounters.windowStart,
-        usageCounters.resource,
-      ],
-      set: { used: sql`excluded.used` },
-    });
-}
-
 /** Puts a resource at its cap (`less` below it). */
-async function atCap(t: TestApp, workspaceId: string, resource: string, less = 0) {
+async function atCap(t: TestApp, workspaceId: string, resource: UsageResource, less = 0) {
   const plan = await t.deps.plans.resolve(workspaceId);
-  const cap = plan.caps[resource as keyof typeof plan.caps];
+  const cap = plan.caps[resource];
   await setUsed(t, workspaceId, resource, cap - less);
   return cap;
 }

@@ -16,3 +16,5 @@ export * from './usage-reservations.js';
 export * from './billing-transactions.js';
 export * from './webhook-events.js';
 export * from './billing-accounts.js';
+export * from './workspace-members.js';
+export * from './dashboard-sessions.js';

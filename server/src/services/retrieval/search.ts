@@ -56,6 +56,11 @@ export interface SearchRequest {
   route: 'search' | 'context';
   payload: SearchPayload;
   saveHistory?: boolean;
+  /**
+   * Attach `_explain` for this request. The spec has search accept `explain` without honouring
+   * it; only the console's playground (a dashboard session) is given the explanation.
+   */
+  explain?: boolean;
 }
 
 export interface SearchOutcome {
@@ -265,7 +270,9 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   const page = payload.page ?? 1;
   const pageSize = payload.page_size ?? payload.top_k ?? DEFAULT_PAGE_SIZE;
   const hits = ranked.slice((page - 1) * pageSize, page * pageSize);
-  const results = hits.map((candidate) => toResult(candidate, deps.explain));
+  const results = hits.map((candidate) =>
+    toResult(candidate, deps.explain || request.explain === true),
+  );
 
   recordSignals(deps, request, filter, results, page, pageSize);
   return {
