@@ -10,7 +10,8 @@ import { originPolicy } from './http/origin.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import type { AppDeps } from './deps.js';
-import { aiCostLimits, GlobalAiBudget, tenantLimits } from './http/limits.js';
+import { aiCostLimits, clientRateLimit, GlobalAiBudget, tenantLimits } from './http/limits.js';
+import { clientAddressKey } from './http/rate-limit.js';
 import { estimateQueryCost, estimateWriteCost } from './services/ai-cost.js';
 import { PLANS } from '@mnemo/contract';
 import { mcpRoutes } from './mcp/http.js';
@@ -78,7 +79,20 @@ export function createApp(deps: AppDeps): Express {
   mountSearchRoutes(api, table, deps, tenant);
   mountUsageRoutes(api, table, deps, tenant);
   mountBillingRoutes(api, table, deps, tenant);
-  mountDashboardRoutes(api, table, deps);
+  // Sign-in and session routes take tokens from anyone: bound them per client address.
+  const dashboardLimits = config.limits.enabled
+    ? [
+        clientRateLimit({
+          backend: deps.limits,
+          name: 'dashboard-ip',
+          limit: config.dashboard.rateLimitPerMinute,
+          key: clientAddressKey,
+          describe: `${config.dashboard.rateLimitPerMinute} dashboard requests per minute per client address`,
+          logger: deps.logger,
+        }),
+      ]
+    : [];
+  mountDashboardRoutes(api, table, deps, dashboardLimits);
   mountAdminRoutes(api, table, deps);
   app.use(api);
 

@@ -114,6 +114,7 @@ const EnvSchema = z.object({
   MNEMO_DASHBOARD_AUDIENCE: z.string().min(1).default('mnemo-dashboard'),
   MNEMO_DASHBOARD_SESSION_TTL_HOURS: z.coerce.number().min(0.01).max(720).default(12),
   MNEMO_DASHBOARD_LINK_TTL_MINUTES: z.coerce.number().min(1).max(1440).default(60),
+  MNEMO_DASHBOARD_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   MNEMO_PUBLIC_URL: optionalString.pipe(z.string().url().optional()),
   MNEMO_CONSOLE_DIR: optionalString,
   MNEMO_STAGE: optionalString,
@@ -198,6 +199,8 @@ export interface DashboardConfig {
   sessionTtlMs: number;
   /** Lifetime of the token in the sign-in link printed at start. */
   linkTtlMs: number;
+  /** Dashboard requests per minute per client address (with MNEMO_LIMITS on). */
+  rateLimitPerMinute: number;
   /** Base URL printed in the sign-in link; default `http://<host>:<port>`. */
   publicUrl: string | undefined;
   /** The built console; default `web/dist` of this checkout. */
@@ -435,6 +438,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       audience: e.MNEMO_DASHBOARD_AUDIENCE,
       sessionTtlMs: Math.round(e.MNEMO_DASHBOARD_SESSION_TTL_HOURS * 3_600_000),
       linkTtlMs: Math.round(e.MNEMO_DASHBOARD_LINK_TTL_MINUTES * 60_000),
+      rateLimitPerMinute: e.MNEMO_DASHBOARD_RATE_LIMIT_PER_MINUTE,
       publicUrl: e.MNEMO_PUBLIC_URL?.replace(/\/+$/, ''),
       consoleDir: e.MNEMO_CONSOLE_DIR,
     },

@@ -1,6 +1,6 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
-import type { IRouter } from 'express';
+import type { IRouter, RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { dashboardSessionAuth, requireSession } from '../http/auth.js';
 import { clearSessionCookies, setSessionCookies, readCookie } from '../http/cookies.js';
@@ -44,7 +44,13 @@ export function dashboardDepsOf(deps: AppDeps): DashboardDeps {
 const ok = <T>(data: T) => ({ status: 200 as const, body: { ok: true as const, data } });
 
 /** The spec's nine /v1/dashboard/* routes; every failure leaves in the dashboard envelope. */
-export function mountDashboardRoutes(target: IRouter, table: RouteTable, deps: AppDeps): void {
+export function mountDashboardRoutes(
+  target: IRouter,
+  table: RouteTable,
+  deps: AppDeps,
+  /** Per-address request limits, before the session check. */
+  limits: RequestHandler[] = [],
+): void {
   const dash = dashboardDepsOf(deps);
   const implementation = s.router(contract.dashboard, {
     bootstrapDashboard: async ({ body }) =>
@@ -89,6 +95,7 @@ export function mountDashboardRoutes(target: IRouter, table: RouteTable, deps: A
       ok(await revokeApiKey(dash, requireSession(req), body.api_key_id)),
   });
   mountContract(target, table, contract.dashboard, implementation, [
+    ...limits,
     dashboardSessionAuth({ sessions: dash.sessions }),
   ]);
 }

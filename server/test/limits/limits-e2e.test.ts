@@ -78,6 +78,24 @@ describeDb('request limits end to end', () => {
     expectRefused(refused, 429, 'RATE_LIMITED', /2 requests per minute per API key/);
   });
 
+  it('dashboard routes are limited per client address, in the dashboard envelope', async () => {
+    t = await createTestApp({ MNEMO_DASHBOARD_RATE_LIMIT_PER_MINUTE: '2' });
+    const bootstrap = () =>
+      request(t!.app).post('/v1/dashboard/bootstrap').send({ access_token: 'not-a-jwt' });
+    expect((await bootstrap()).status).toBe(401);
+    expect((await bootstrap()).status).toBe(401);
+    const refused = await bootstrap();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    expect(refused.body).toMatchObject({
+      ok: false,
+      error: {
+        code: 'RATE_LIMITED',
+        message: expect.stringMatching(/2 dashboard requests per minute per client address/),
+      },
+    });
+  });
+
   it('keys minted by the operator key route start at 15 requests per minute', async () => {
     t = await createTestApp({ MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '60' });
     const minted = await t.deps.apiKeys.mint(t.tenant.workspaceId, 'operator', {

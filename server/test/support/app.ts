@@ -30,6 +30,7 @@ export const UNTHROTTLED: Record<string, string> = {
   MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '1000000',
   MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE: '1000000',
   MNEMO_INFLIGHT_PER_WORKSPACE: '1000',
+  MNEMO_DASHBOARD_RATE_LIMIT_PER_MINUTE: '1000000',
 };
 
 /** Configuration as the server would read it from this environment, plus test overrides. */
