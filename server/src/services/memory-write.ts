@@ -23,7 +23,8 @@ export { MAX_CHILDREN, MIN_IMPORTANCE_TO_EXTRACT } from './memory-write/extract.
 /**
  * POST /v1/memories: owner space → assessment (confidence, volatility, claims) → chunking →
  * (in-process embedder: embedding) → one lookup (idempotency replay, the memory to replace, exact
- * duplicate, memories holding the same claims, nearest memories) → quota reservation → (remote
+ * duplicate, memories holding the same claims, nearest memories), with the quota reservation
+ * running beside it → (remote
  * embedder: embedding, nearest memories) → lifecycle decision (dedupe, conflict, correction,
  * evolution) → extraction (children embedded in one batch) → one transaction (supersessions,
  * memory + chunks, children + links, lifecycle events, idempotency record, audit) → commit of
@@ -32,7 +33,7 @@ export { MAX_CHILDREN, MIN_IMPORTANCE_TO_EXTRACT } from './memory-write/extract.
  * On PostgreSQL a new memory costs five statements in two round trips: the lookup (with the
  * nearest memories when the embedder runs in-process; a statement of its own otherwise), then
  * `begin`, the lock, one statement writing everything and `commit`, sent together. Metering
- * (limits on) adds its reservation and its commit.
+ * (limits on) adds its reservation, in parallel with the lookup, and its commit.
  *
  * The plan's budget (memory-write/budget.ts): over the cap of writes or stored bytes nothing is
  * written (`CAP_EXCEEDED`); over the embedding budget the memory is stored without vectors
@@ -56,16 +57,35 @@ export async function writeMemory(
   // memories with the lookups. A remote one runs only once the write is known to need it, after
   // the quota reservation.
   const early = deps.embeddings.inProcess ? await embed(deps.embeddings, write.chunks) : undefined;
-  const lookups = await writeLookups(deps.db, write.space, lookupKeys(write, early));
-  const replay = checkLookups(write, lookups);
-  if (replay) return replay;
-
+  // The quota reservation runs beside the lookup (another connection), so metering adds no round
+  // trip; a write the lookup settles (a replay, an exact duplicate, an error) gives it back.
+  const reserving = reserveWrite(deps, write);
+  // Its refusal is handled where it is awaited; until then it must not count as unhandled.
+  reserving.catch(() => undefined);
+  const giveBack = () =>
+    reserving.then(
+      (budget) => budget.reservation.release(),
+      () => undefined,
+    );
   const safety = safetyOf(request);
+  let lookups: Awaited<ReturnType<typeof writeLookups>>;
+  try {
+    lookups = await writeLookups(deps.db, write.space, lookupKeys(write, early));
+    const replay = checkLookups(write, lookups);
+    if (replay) {
+      await giveBack();
+      return replay;
+    }
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
   if (lookups.duplicateId) {
+    await giveBack();
     return finishDuplicate(deps.db, write, dedupedResponse(lookups.duplicateId, safety));
   }
 
-  const budget = await reserveWrite(deps, write);
+  const budget = await reserving;
   const { reservation } = budget;
   try {
     let vectors: number[][] = [];

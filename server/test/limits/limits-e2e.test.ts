@@ -189,9 +189,16 @@ describeDb('request limits end to end', () => {
     const cap = await setUsed(t, t.tenant.workspaceId, 'reads', 0);
     await setUsed(t, t.tenant.workspaceId, 'reads', cap - 1);
     expect((await search(t, { query: 'green tea' })).status).toBe(200);
-    const refused = await search(t, { query: 'green tea' });
+    const refused = await search(t, { query: 'green tea' }).set('x-request-id', 'refused-read-1');
     expectRefused(refused, 429, 'CAP_EXCEEDED', /reads/);
     expect(Object.keys(refused.body.error.details)).toContain('reads');
+    // The refused search ran beside its reservation but left no trace: no signal to rate.
+    await t.deps.background.drain();
+    const feedback = await request(t.app)
+      .post('/v1/feedback')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ feedback: 'positive', request_id: 'refused-read-1' });
+    expect(feedback.status).toBe(404);
     // The reset is the next UTC midnight.
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(86_400);
     const context = await request(t.app)

@@ -205,26 +205,32 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
  */
 /**
  * A search (or the search of a context call), metered: one read, and one embedding of the query
- * unless the search is keyword-only. Over the plan's daily reads or embeds the search is refused
- * (`CAP_EXCEEDED`) before any recall runs. The reservation is settled off the response path.
+ * unless the search is keyword-only. The reservation runs beside the search (another connection)
+ * rather than before it, so metering adds no round trip to the response: a search the plan
+ * refuses (`CAP_EXCEEDED`, `TRIAL_EXPIRED`, ...) returns nothing and records no signal. The
+ * reservation is settled off the response path.
  */
 export async function searchMemories(
   deps: SearchDeps,
   request: SearchRequest,
 ): Promise<SearchOutcome> {
   const keywordOnly = request.payload.search_mode === 'keyword';
-  const reservation = await deps.quota.reserve({
-    workspaceId: request.workspaceId,
-    reads: 1,
-    ...(keywordOnly ? {} : { embeds: 1, embedTokens: estimateTokens(request.payload.query) }),
-  });
-  let outcome: SearchOutcome;
-  try {
-    outcome = await rankedSearch(deps, request);
-  } catch (error) {
+  const [reserved, searched] = await Promise.allSettled([
+    deps.quota.reserve({
+      workspaceId: request.workspaceId,
+      reads: 1,
+      ...(keywordOnly ? {} : { embeds: 1, embedTokens: estimateTokens(request.payload.query) }),
+    }),
+    rankedSearch(deps, request),
+  ]);
+  if (reserved.status === 'rejected') throw reserved.reason;
+  const reservation = reserved.value;
+  if (searched.status === 'rejected') {
     deps.background.run('usage release', () => reservation.release());
-    throw error;
+    throw searched.reason;
   }
+  const outcome = searched.value;
+  recordSignals(deps, request, outcome.filter, outcome.results, outcome.page, outcome.page_size);
   deps.background.run('usage commit', () => reservation.commit());
   return outcome;
 }
@@ -274,7 +280,6 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     toResult(candidate, deps.explain || request.explain === true),
   );
 
-  recordSignals(deps, request, filter, results, page, pageSize);
   return {
     results,
     hits,
