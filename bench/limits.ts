@@ -48,8 +48,18 @@ import {
   regularMemory,
   writerMemory,
 } from './lib/generator.js';
+import { createBenchDatabase } from './lib/database.js';
 import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
-import { ms, percentile, rate, ratio, summarise, table, type Measured } from './lib/stats.js';
+import {
+  ms,
+  percentile,
+  rate,
+  ratio,
+  summarise,
+  table,
+  timeLoad,
+  type Measured,
+} from './lib/stats.js';
 
 const int = (name: string, fallback: number) => {
   const value = process.env[name];
@@ -181,29 +191,6 @@ const emptySeries = (): Series => ({
   dbCpuMs: 0,
 });
 
-async function timeBlock(
-  from: number,
-  to: number,
-  concurrency: number,
-  op: (i: number) => Promise<void>,
-): Promise<{ latencies: number[]; seconds: number }> {
-  const latencies: number[] = [];
-  let next = from;
-  const started = performance.now();
-  const worker = async () => {
-    for (;;) {
-      const i = next;
-      if (i >= to) return;
-      next += 1;
-      const t0 = performance.now();
-      await op(i);
-      latencies.push(performance.now() - t0);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-  return { latencies, seconds: (performance.now() - started) / 1000 };
-}
-
 /**
  * `count` requests per configuration, in blocks of `block`: block k runs on every configuration
  * in turn, starting with configuration k mod n, so none is always first or last after a switch.
@@ -225,7 +212,7 @@ async function interleave(
       const { config, server } = servers[index]!;
       const s = series[index]!;
       const [cpu0, db0] = await Promise.all([cpuMs(server.pid), backendCpu(cpu.raw, cpu.database)]);
-      const part = await timeBlock(start, Math.min(count, start + block), concurrency, (i) =>
+      const part = await timeLoad(start, Math.min(count, start + block), concurrency, (i) =>
         op(server, config, i),
       );
       const [cpu1, db1] = await Promise.all([cpuMs(server.pid), backendCpu(cpu.raw, cpu.database)]);
@@ -609,17 +596,9 @@ function checkCaps(): void {
 async function main(): Promise<void> {
   const started = performance.now();
   checkCaps();
-  const name = `mnemo_bench_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  log(`postgres: database ${name}`);
-  if (PG_LOG_MS !== undefined)
-    await admin.unsafe(
-      `alter database ${name} set log_min_duration_statement = ${Number(PG_LOG_MS)}`,
-    );
+  const bench = await createBenchDatabase(ADMIN_URL, PG_LOG_MS);
+  const { databaseUrl } = bench;
+  log(`postgres: database ${bench.name}`);
   const raw = postgres(databaseUrl, { max: 2, onnotice: () => {} });
   let handle: Awaited<ReturnType<typeof openDatabase>> | undefined;
   const servers: Array<{ config: Config; server: ServerProcess }> = [];
@@ -659,7 +638,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < WARMUP_SEARCHES; i += 1) await search(server, config, 10_000 + i);
       for (let i = 0; i < WARMUP_WRITES; i += 1) await writer(WARMUP_STREAM)(server, config, i);
     }
-    const cpu = { raw, database: name };
+    const cpu = { raw, database: bench.name };
     const phases: Phase[] = [];
     const plan: Array<[Phase['op'], number, number]> = [
       ['search hybrid', 1, SEARCHES_C1],
@@ -708,8 +687,7 @@ async function main(): Promise<void> {
     for (const { server } of servers) await server.stop();
     await handle?.close();
     await raw.end({ timeout: 5 });
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end({ timeout: 5 });
+    await bench.drop();
   }
 }
 

@@ -44,6 +44,7 @@ import {
   regularMemory,
   writerMemory,
 } from './lib/generator.js';
+import { createBenchDatabase } from './lib/database.js';
 import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
 import { ms, rate, ratio, runInterleaved, runLoad, table, type Measured } from './lib/stats.js';
 import type { PeerSize } from './mem0-peer.js';
@@ -295,17 +296,9 @@ async function loadTo(
 
 async function runPostgres(): Promise<void> {
   if (SIZES.length === 0) return;
-  const name = `mnemo_bench_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  log(`postgres: database ${name}`);
-  if (PG_LOG_MS !== undefined)
-    await admin.unsafe(
-      `alter database ${name} set log_min_duration_statement = ${Number(PG_LOG_MS)}`,
-    );
+  const bench = await createBenchDatabase(ADMIN_URL, PG_LOG_MS);
+  const { databaseUrl } = bench;
+  log(`postgres: database ${bench.name}`);
   const raw = postgres(databaseUrl, {
     max: 10,
     onnotice: () => {},
@@ -381,8 +374,7 @@ async function runPostgres(): Promise<void> {
   } finally {
     await handle?.close();
     await raw.end({ timeout: 5 });
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end({ timeout: 5 });
+    await bench.drop();
   }
 }
 

@@ -66,7 +66,8 @@ export async function runInterleaved(
   ];
 }
 
-async function timeLoad(
+/** Runs `op(from)` … `op(to - 1)` with `concurrency` workers; each call's latency in ms. */
+export async function timeLoad(
   from: number,
   to: number,
   concurrency: number,

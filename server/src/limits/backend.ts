@@ -43,7 +43,6 @@ export interface LeaseStore {
  * instance, so N instances together admit exactly the limit).
  */
 export interface LimitBackend {
-  readonly kind: 'memory' | 'redis';
   /** The counter for a spec; one instance per spec, reused. */
   counter(spec: CounterSpec): Counter;
   leases: LeaseStore;
@@ -103,7 +102,6 @@ function cachedCounters(make: (spec: CounterSpec) => Counter): (spec: CounterSpe
 function memoryBackend(keyPrefix: string, now: () => number): LimitBackend {
   const leases = new Map<string, Map<string, number>>();
   return {
-    kind: 'memory',
     counter: cachedCounters(
       (spec) =>
         new RateLimiterMemory({
@@ -161,7 +159,6 @@ return {1, held + 1, 0}
 
 function redisBackend(client: Redis, keyPrefix: string, now: () => number): LimitBackend {
   return {
-    kind: 'redis',
     counter: cachedCounters(
       (spec) =>
         new RateLimiterRedis({
