@@ -29,6 +29,7 @@ export default defineConfig({
             'server/test/**/*.test.ts',
             'client/test/**/*.test.ts',
             'cli/test/**/*.test.ts',
+            'test/contract/**/*.test.ts',
           ],
           env: { MNEMO_TEST_DB: 'pglite' },
           ...timeouts,
@@ -38,7 +39,7 @@ export default defineConfig({
         ...resolveSource,
         test: {
           name: 'postgres',
-          include: ['server/test/**/*.test.ts'],
+          include: ['server/test/**/*.test.ts', 'test/contract/**/*.test.ts'],
           env: { MNEMO_TEST_DB: 'postgres' },
           globalSetup: ['server/test/support/postgres-global-setup.ts'],
           ...timeouts,
