@@ -3,6 +3,7 @@ import { adminContract } from './routes/admin.js';
 import { billingContract } from './routes/billing.js';
 import { dashboardContract } from './routes/dashboard.js';
 import { healthContract } from './routes/health.js';
+import { ingestContract } from './routes/ingest.js';
 import { memoriesContract } from './routes/memories.js';
 import { searchContract } from './routes/search.js';
 import { usageContract } from './routes/usage.js';
@@ -25,6 +26,7 @@ export const contract = c.router(
     billing: billingContract,
     dashboard: dashboardContract,
     admin: adminContract,
+    ingest: ingestContract,
   },
   {
     strictStatusCodes: true,

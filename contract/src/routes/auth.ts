@@ -36,6 +36,14 @@ export interface RouteMetadata {
 export const PUBLIC = { auth: 'public' } as const satisfies RouteMetadata;
 /** Metadata of a tenant route: an API key names the workspace. */
 export const TENANT = { auth: 'api_key_or_session' } as const satisfies RouteMetadata;
+/**
+ * Metadata of a tenant operator route (conversation and generic ingest, ...): an API key or a
+ * session names the workspace, like {@link TENANT}, but the route is outside the published contract.
+ */
+export const TENANT_OPERATOR = {
+  auth: 'api_key_or_session',
+  operator: true,
+} as const satisfies RouteMetadata;
 /** Metadata of an operator route behind the admin token. */
 export const ADMIN = { auth: 'admin_token', operator: true } as const satisfies RouteMetadata;
 /** Metadata of the payment callback: signed by the provider, no API key. */

@@ -1,0 +1,39 @@
+import { initContract } from '@ts-rest/core';
+import {
+  ConversationIngestPayload,
+  ConversationIngestResponse,
+  IngestPayload,
+  IngestResponse,
+} from '../schemas/ingest.js';
+import { CreateMemoryHeaders } from './memories.js';
+import { TENANT_OPERATOR } from './auth.js';
+
+const c = initContract();
+
+/**
+ * Conversation and generic ingest (operator routes of the spec, outside the published contract):
+ * each stores memories through the same write pipeline as POST /v1/memories. See docs/ingest.md.
+ */
+export const ingestContract = c.router(
+  {
+    ingestConversation: {
+      method: 'POST',
+      path: '/memories/conversation',
+      headers: CreateMemoryHeaders,
+      body: ConversationIngestPayload,
+      responses: { 200: ConversationIngestResponse },
+      metadata: TENANT_OPERATOR,
+      summary: 'Store a conversation (messages or a transcript) as memories, turn by turn',
+    },
+    ingest: {
+      method: 'POST',
+      path: '/ingest',
+      headers: CreateMemoryHeaders,
+      body: IngestPayload,
+      responses: { 200: IngestResponse },
+      metadata: TENANT_OPERATOR,
+      summary: 'Store a memory, a conversation or a document (split into sections and pieces)',
+    },
+  },
+  { pathPrefix: '/v1' },
+);
