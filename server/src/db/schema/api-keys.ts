@@ -22,6 +22,13 @@ export const apiKeys = pgTable(
      * operator key route start there for 48 hours. Null: the normal per-key rate.
      */
     introductoryUntil: timestamp('introductory_until', { withTimezone: true }),
+    /**
+     * `tenant`: the workspace's routes. `admin`: those, plus POST /v1/workspaces (creating new
+     * workspaces). Minted only through the admin-token key route.
+     */
+    scope: text('scope', { enum: ['tenant', 'admin'] })
+      .notNull()
+      .default('tenant'),
   },
   (t) => [index('api_keys_workspace_id_idx').on(t.workspaceId)],
 );

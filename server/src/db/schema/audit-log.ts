@@ -13,6 +13,8 @@ export const auditLog = pgTable(
     apiKeyId: uuid('api_key_id').references(() => apiKeys.id, { onDelete: 'set null' }),
     method: text('method').notNull(),
     path: text('path').notNull(),
+    /** The contract's route pattern (`/v1/memories/:id`); null when no route matched (404). */
+    route: text('route'),
     status: integer('status').notNull(),
     durationMs: integer('duration_ms').notNull(),
     ip: text('ip'),

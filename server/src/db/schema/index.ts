@@ -18,3 +18,4 @@ export * from './webhook-events.js';
 export * from './billing-accounts.js';
 export * from './workspace-members.js';
 export * from './dashboard-sessions.js';
+export * from './workspace-connector-settings.js';
