@@ -19,3 +19,5 @@ export * from './billing-accounts.js';
 export * from './workspace-members.js';
 export * from './dashboard-sessions.js';
 export * from './workspace-connector-settings.js';
+export * from './memory-pins.js';
+export * from './context-feedback.js';
