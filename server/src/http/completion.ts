@@ -14,6 +14,8 @@ export function auditFields(req: Request): Omit<NewAuditRecord, 'status' | 'dura
     apiKeyId: req.auth?.apiKeyId ?? null,
     method: req.method,
     path: req.path.slice(0, MAX_PATH),
+    // The contract's pattern, so the audit log can be filtered by route without knowing ids.
+    route: req.tsRestRoute?.path ?? null,
     ip: req.ip ?? null,
     userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
   };

@@ -285,6 +285,7 @@ export interface WriteAudit {
   apiKeyId: string | null;
   method: string;
   path: string;
+  route: string | null;
   durationMs: number;
   ip: string | null;
   userAgent: string | null;
@@ -323,6 +324,7 @@ function finishParams(
     apiKeyId: audit.apiKeyId,
     method: audit.method,
     path: audit.path,
+    route: audit.route,
     durationMs: audit.durationMs,
     ip: audit.ip,
     userAgent: audit.userAgent,
@@ -331,8 +333,8 @@ function finishParams(
 
 /** The request's audit record, unless a claim of its idempotency key (CTE `claimed`) failed. */
 const AUDITED = `audited as (
-  insert into audit_log (request_id, workspace_id, api_key_id, method, path, status, duration_ms, ip, user_agent)
-  select :requestId::text, :auditWorkspaceId::uuid, :apiKeyId::uuid, :method::text, :path::text, 200,
+  insert into audit_log (request_id, workspace_id, api_key_id, method, path, route, status, duration_ms, ip, user_agent)
+  select :requestId::text, :auditWorkspaceId::uuid, :apiKeyId::uuid, :method::text, :path::text, :route::text, 200,
     :durationMs::int, :ip::text, :userAgent::text
   where :idempotencyKey::text is null or exists (select 1 from claimed)
 )`;

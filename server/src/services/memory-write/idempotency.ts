@@ -54,6 +54,7 @@ export function auditOf(request: WriteRequest): WriteAudit {
     apiKeyId: audit.apiKeyId ?? null,
     method: audit.method,
     path: audit.path,
+    route: audit.route ?? null,
     ip: audit.ip ?? null,
     userAgent: audit.userAgent ?? null,
     durationMs: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e6),

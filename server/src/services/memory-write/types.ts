@@ -27,7 +27,7 @@ export interface WriteRequest {
   /** This request's audit record, written in the same transaction as the memory. */
   audit: Pick<
     NewAuditRecord,
-    'requestId' | 'workspaceId' | 'apiKeyId' | 'method' | 'path' | 'ip' | 'userAgent'
+    'requestId' | 'workspaceId' | 'apiKeyId' | 'method' | 'path' | 'route' | 'ip' | 'userAgent'
   > & {
     startedAt: bigint;
   };
