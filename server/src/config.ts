@@ -33,6 +33,11 @@ const EnvSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: optionalString,
   MNEMO_DATA_DIR: z.string().default('.mnemo-data'),
+  // Database faults (docs/operations.md): PostgreSQL statement and lock timeouts, and the longest
+  // a request waits before it answers 503 SERVICE_UNAVAILABLE (0: no deadline).
+  MNEMO_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  MNEMO_DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(2000),
+  MNEMO_REQUEST_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(15_000),
   MNEMO_ALLOWED_ORIGINS: commaList,
   MNEMO_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
   MNEMO_API_KEY_SALT: optionalString.pipe(z.string().min(16).optional()),
@@ -82,6 +87,9 @@ const EnvSchema = z.object({
   MNEMO_LIMITS: z.enum(['on', 'off']).default('on'),
   MNEMO_INTERNAL_GRANT_PLAN: z.enum(PLAN_CODES).default('scale'),
   MNEMO_USAGE_RESERVATION_TTL_MS: z.coerce.number().int().min(1000).default(300_000),
+  // Block metering (docs/limits.md): requests of one kind per reserved block; 1: every request exact.
+  MNEMO_USAGE_BLOCK_REQUESTS: z.coerce.number().int().min(1).max(1000).default(32),
+  MNEMO_USAGE_BLOCK_MAX_AGE_MS: z.coerce.number().int().min(10).max(60_000).default(2000),
   // Plan retention and usage reconciliation on the in-process scheduler (docs/limits.md); 0: off.
   MNEMO_RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
   MNEMO_RETENTION_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
@@ -130,6 +138,10 @@ export interface AppConfig {
   databaseUrl: string | undefined;
   /** Where embedded PGlite keeps its files. */
   dataDir: string;
+  /** PostgreSQL statement_timeout and lock_timeout per connection (ms; 0: none). Not on PGlite. */
+  databaseTimeouts: { statementMs: number; lockMs: number };
+  /** A request not answered by then answers 503 SERVICE_UNAVAILABLE (ms; 0: no deadline). */
+  requestDeadlineMs: number;
   /** Browser origins allowed to call REST routes; `*` allows any. Requests without Origin pass. */
   allowedOrigins: string[];
   maxBodyBytes: number;
@@ -264,6 +276,8 @@ export interface LimitsConfig {
   internalGrantPlan: PlanCode;
   /** A reservation neither committed nor released this long after it was made is refunded. */
   reservationTtlMs: number;
+  /** Block metering: requests per block (1: exact) and the longest a block stays unsettled. */
+  blocks: { requestsPerBlock: number; maxAgeMs: number };
 }
 
 /** Hosted checkout and payment callbacks (`MNEMO_BILLING_*`, docs/billing.md). */
@@ -360,6 +374,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.MNEMO_DATA_DIR,
+    databaseTimeouts: {
+      statementMs: e.MNEMO_DB_STATEMENT_TIMEOUT_MS,
+      lockMs: e.MNEMO_DB_LOCK_TIMEOUT_MS,
+    },
+    requestDeadlineMs: e.MNEMO_REQUEST_DEADLINE_MS,
     allowedOrigins: e.MNEMO_ALLOWED_ORIGINS,
     maxBodyBytes: e.MNEMO_MAX_BODY_BYTES,
     apiKeySalt: e.MNEMO_API_KEY_SALT,
@@ -423,6 +442,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       enabled: e.MNEMO_LIMITS === 'on',
       internalGrantPlan: e.MNEMO_INTERNAL_GRANT_PLAN,
       reservationTtlMs: e.MNEMO_USAGE_RESERVATION_TTL_MS,
+      blocks: {
+        requestsPerBlock: e.MNEMO_USAGE_BLOCK_REQUESTS,
+        maxAgeMs: e.MNEMO_USAGE_BLOCK_MAX_AGE_MS,
+      },
     },
     mcp: {
       rateLimitPerMinute: e.MNEMO_MCP_RATE_LIMIT_PER_MINUTE,

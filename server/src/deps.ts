@@ -81,6 +81,7 @@ export async function createDeps(
           db: database.db,
           plans,
           reservationTtlMs: config.limits.reservationTtlMs,
+          blocks: config.limits.blocks,
           logger,
         })
       : unlimitedQuota,

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { attachClientErrorHandler } from './http/client-error.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
@@ -20,7 +21,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(
-    config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
+    config.databaseUrl
+      ? { databaseUrl: config.databaseUrl, timeouts: config.databaseTimeouts }
+      : { dataDir: config.dataDir },
   );
   logger.info(
     {
@@ -70,6 +73,8 @@ async function main(): Promise<void> {
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
   });
+  // Requests Node's parser refuses are answered with the error envelope, not an empty 400.
+  attachClientErrorHandler(server);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info({ url: `http://${config.host}:${port}` }, 'mnemo listening');
@@ -106,6 +111,7 @@ async function main(): Promise<void> {
     await usageReconcile.stop();
     await billingReprocess.stop();
     await deps.background.drain();
+    await deps.quota.drain?.();
     await deps.statistics.drain();
     await deps.audit.drain();
     logger.debug('audit drained');

@@ -19,6 +19,7 @@ export function mountUsageRoutes(
     db: deps.database.db,
     plans: deps.plans,
     limitsEnabled: deps.config.limits.enabled,
+    unsettled: (workspaceId: string) => deps.quota.unsettled?.(workspaceId) ?? [],
   };
   const implementation = s.router(contract.usage, {
     getUsageToday: async ({ req }) => ({

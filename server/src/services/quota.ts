@@ -1,3 +1,5 @@
+import type { UnsettledUsage } from './usage-blocks.js';
+
 /**
  * The seam where plan quotas plug into the write and read pipelines: a route reserves what it
  * will consume before the costly work, commits after the work succeeded, releases on failure.
@@ -44,6 +46,10 @@ export interface QuotaGate {
    * `ENTITLEMENT_DEGRADED` (503) or `TRIAL_EXPIRED` (402, no plan in force).
    */
   reserve(request: UsageRequest): Promise<UsageReservation>;
+  /** Consumption held in memory, not yet in the workspace's counters (block metering). */
+  unsettled?(workspaceId: string): UnsettledUsage[];
+  /** Writes what is held in memory to the counters (shutdown). */
+  drain?(): Promise<void>;
 }
 
 export const nothingToSettle: UsageReservation = {

@@ -27,6 +27,12 @@ import {
   utcDay,
 } from './plans.js';
 import {
+  BlockMeter,
+  type BlockMeteringOptions,
+  type UnsettledUsage,
+  type UsageLedger,
+} from './usage-blocks.js';
+import {
   nothingToSettle,
   type QuotaGate,
   type UsageAmounts,
@@ -75,8 +81,18 @@ export interface MeteredQuotaOptions {
   plans: PlanService;
   /** Default {@link DEFAULT_RESERVATION_TTL_MS}. */
   reservationTtlMs?: number;
+  /** Block metering (services/usage-blocks.ts); default: every request reserved exactly. */
+  blocks?: BlockMeteringOptions;
   now?: () => Date;
   logger?: Logger;
+}
+
+/** The metered gate, plus what block metering holds in memory. */
+export interface MeteredQuota extends QuotaGate {
+  /** This process's consumption of the workspace not yet in its counters. */
+  unsettled(workspaceId: string): UnsettledUsage[];
+  /** Settles every block (shutdown, tests). */
+  drain(): Promise<void>;
 }
 
 function noPlanInForce(plan: EffectivePlan): ServiceError {
@@ -101,6 +117,7 @@ function noPlanInForce(plan: EffectivePlan): ServiceError {
  * The quota gate of `MNEMO_LIMITS=on`: each reservation checks the workspace's daily and period
  * caps and holds the amounts atomically (one statement, see db/queries/usage.ts), then is
  * committed or released by the caller, or expired by {@link reconcileUsage} if its process died.
+ * With `blocks`, runs of similar requests share one such reservation (services/usage-blocks.ts).
  *
  * When the entitlement cannot be verified, writes are refused (`ENTITLEMENT_DEGRADED`) and
  * read-only requests run unmetered: the spec's temporary read-only degradation.
@@ -109,9 +126,11 @@ export function createMeteredQuota({
   db,
   plans,
   reservationTtlMs = DEFAULT_RESERVATION_TTL_MS,
+  blocks = { requestsPerBlock: 1, maxAgeMs: 0 },
   now = () => new Date(),
   logger,
-}: MeteredQuotaOptions): QuotaGate {
+}: MeteredQuotaOptions): MeteredQuota {
+  const meter = new BlockMeter(databaseLedger(db, { reservationTtlMs, now }), blocks, logger);
   return {
     async reserve(request: UsageRequest): Promise<UsageReservation> {
       const wanted = requested(request);
@@ -135,11 +154,9 @@ export function createMeteredQuota({
         throw error;
       }
       if (plan.state === 'lapsed') throw noPlanInForce(plan);
-      const reservationId = randomUUID();
-      await reserveUsage(db, {
-        reservationId,
-        workspaceId: request.workspaceId,
-        items: wanted.map(({ resource, amount }) => {
+      const holding = await meter.reserve(
+        request.workspaceId,
+        wanted.map(({ resource, amount }) => {
           const window = plan.windows[resource];
           return {
             resource,
@@ -150,32 +167,51 @@ export function createMeteredQuota({
             resetsAt: window.resetsAt,
           };
         }),
+        plan.displayPlan,
+      );
+      return {
+        commit: (actual) => holding.commit(actual ? actualAmounts(actual) : undefined),
+        release: () => holding.release(),
+      };
+    },
+    unsettled: (workspaceId) => meter.unsettled(workspaceId),
+    drain: () => meter.drain(),
+  };
+}
+
+/** Reservations and settlements in the workspace's usage counters (db/queries/usage.ts). */
+export function databaseLedger(
+  db: Database,
+  { reservationTtlMs, now }: { reservationTtlMs: number; now: () => Date },
+): UsageLedger {
+  return {
+    async reserve(workspaceId, items, plan) {
+      const id = randomUUID();
+      const at = now();
+      const counters = await reserveUsage(db, {
+        reservationId: id,
+        workspaceId,
+        items,
         expiresAt: new Date(at.getTime() + reservationTtlMs),
         now: at,
-        plan: plan.displayPlan,
+        plan,
       });
-      let settled = false;
-      const settle = async (outcome: 'committed' | 'released', actual?: UsageAmounts) => {
-        if (settled) return;
-        await settleReservation(db, {
-          reservationId,
-          outcome,
-          ...(actual ? { actual: actualAmounts(actual) } : {}),
-          now: now(),
-        });
-        settled = true;
-      };
-      return {
-        commit: (actual) => settle('committed', actual),
-        release: () => settle('released'),
-      };
+      return { id, counters };
+    },
+    async settle(id, outcome, actual) {
+      await settleReservation(db, {
+        reservationId: id,
+        outcome,
+        ...(actual ? { actual } : {}),
+        now: now(),
+      });
     },
   };
 }
 
 /** The resources `actual` names, by resource: commit replaces only those. */
-function actualAmounts(actual: UsageAmounts): Record<string, number> {
-  const out: Record<string, number> = {};
+function actualAmounts(actual: UsageAmounts): Partial<Record<UsageResource, number>> {
+  const out: Partial<Record<UsageResource, number>> = {};
   for (const resource of USAGE_RESOURCES) {
     if (actual[REQUEST_FIELDS[resource]] !== undefined) out[resource] = amountOf(actual, resource);
   }
@@ -247,6 +283,8 @@ export interface UsageDeps {
   plans: PlanService;
   /** `MNEMO_LIMITS`: off reports consumption without limits or alerts. */
   limitsEnabled: boolean;
+  /** Consumption this process's usage blocks hold but have not written to the counters yet. */
+  unsettled?: (workspaceId: string) => UnsettledUsage[];
 }
 
 const roundRatio = (ratio: number) => Math.round(ratio * 10_000) / 10_000;
@@ -276,22 +314,23 @@ export function capAlerts(
 function usedBy(
   counters: CounterRow[],
   plan: Pick<EffectivePlan, 'windows'>,
+  unsettled: UnsettledUsage[],
 ): Record<UsageResource, number> {
   const used = {} as Record<UsageResource, number>;
   for (const resource of USAGE_RESOURCES) {
     const window = plan.windows[resource];
-    const row = counters.find(
-      (c) =>
-        c.resource === resource && c.windowKind === window.kind && c.windowStart === window.start,
-    );
-    used[resource] = Number(row?.used ?? 0);
+    const inWindow = (c: { resource: string; windowKind: string; windowStart: string }) =>
+      c.resource === resource && c.windowKind === window.kind && c.windowStart === window.start;
+    const row = counters.find(inWindow);
+    const pending = unsettled.filter(inWindow).reduce((sum, u) => sum + u.amount, 0);
+    used[resource] = Number(row?.used ?? 0) + pending;
   }
   return used;
 }
 
 /**
- * `GET /v1/usage/today`: what the workspace consumed today (committed; reservations in flight are
- * not counted), its effective daily limits, cap alerts over every metered resource (today's,
+ * `GET /v1/usage/today`: what the workspace consumed today (committed, including what this
+ * process's usage blocks hold unsettled; reservations in flight are not counted), its effective daily limits, cap alerts over every metered resource (today's,
  * this period's and storage), and its operational mode:
  *
  * - `normal`: the entitlement was verified (or limits are off);
@@ -341,7 +380,7 @@ export async function usageToday(
       start: w.start,
     })),
   );
-  const used = usedBy(counters, plan);
+  const used = usedBy(counters, plan, deps.unsettled?.(workspaceId) ?? []);
   const limits = { writes: plan.caps.writes, reads: plan.caps.reads, embeds: plan.caps.embeds };
   return {
     plan: plan.displayPlan,

@@ -1,4 +1,6 @@
 import type { Express } from 'express';
+import { afterAll, afterEach, expect } from 'vitest';
+import { describeViolations, ResponseChecker } from '../../../test/src/response-check.js';
 import { createApp } from '../../src/app.js';
 import type { AppDeps } from '../../src/deps.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
@@ -21,6 +23,20 @@ export interface TestApp {
   addTenant(name?: string): Promise<TestTenant>;
   close(): Promise<void>;
 }
+
+/**
+ * Every response of every app made here is checked against the contract (test/src/response-check.ts);
+ * the test that made a request breaking it fails after it ends. Registered at import, so the hooks
+ * belong to the importing test file.
+ */
+export const responseChecks = new ResponseChecker(() => expect.getState().currentTestName);
+const failOnViolations = () => {
+  const violations = responseChecks.takeViolations();
+  if (violations.length > 0) throw new Error(describeViolations(violations));
+};
+afterEach(failOnViolations);
+// Requests made after the last test (an afterAll, a late background call) still count.
+afterAll(failOnViolations);
 
 /**
  * Request rates high enough that no suite but the limit tests meets them: suites fire hundreds of
@@ -56,13 +72,14 @@ export async function createTestApp(
   };
   const tenant = await addTenant();
   return {
-    app: createApp(deps),
+    app: responseChecks.wrap(createApp(deps)),
     deps,
     database,
     tenant,
     addTenant,
     close: async () => {
       await deps.background.drain();
+      await deps.quota.drain?.();
       await deps.statistics.drain();
       await deps.audit.drain();
       await deps.limits.close();

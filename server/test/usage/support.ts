@@ -7,6 +7,7 @@ import { usageCounters, usageReservations } from '../../src/db/schema/index.js';
 import { type EntitlementLoader, PlanService } from '../../src/services/plans.js';
 import type { QuotaGate } from '../../src/services/quota.js';
 import { createMeteredQuota } from '../../src/services/usage.js';
+import type { BlockMeteringOptions } from '../../src/services/usage-blocks.js';
 import type { TestApp } from '../support/app.js';
 
 /** A settable clock for the gate and the plans. */
@@ -35,6 +36,7 @@ export function meter(
     internalGrantPlan?: 'launch' | 'build' | 'deploy' | 'scale' | undefined;
     loader?: EntitlementLoader;
     reservationTtlMs?: number;
+    blocks?: BlockMeteringOptions;
   } = {},
 ): Meter {
   const clock = options.clock ?? new Clock(new Date('2026-03-10T12:00:00Z'));
@@ -48,6 +50,7 @@ export function meter(
     plans,
     now: clock.now,
     ...(options.reservationTtlMs ? { reservationTtlMs: options.reservationTtlMs } : {}),
+    ...(options.blocks ? { blocks: options.blocks } : {}),
   });
   return { gate, plans, clock };
 }

@@ -27,11 +27,15 @@ function expectRefused(res: request.Response, status: number, code: string): voi
   });
 }
 
-/** Every usage counter of a workspace, by resource (one window per resource in these tests). */
+/**
+ * Every usage counter of a workspace, by resource (one window per resource in these tests),
+ * after usage blocks held in memory are settled.
+ */
 async function counters(
   t: TestApp,
   workspaceId: string,
 ): Promise<Record<string, { used: number; reserved: number }>> {
+  await t.deps.quota.drain?.();
   const rows = await t.database.db
     .select()
     .from(usageCounters)

@@ -35,7 +35,8 @@ export interface ReserveInput {
  */
 const MAX_ITEMS = 16;
 
-interface CounterState {
+/** A counter as a reservation found it (before adding its own amount). */
+export interface CounterState {
   resource: string;
   window_kind: WindowKind;
   window_start: string;
@@ -156,10 +157,10 @@ const toJsonItems = (items: ReserveItem[]) =>
 
 /**
  * Reserves every item or none (one statement; a second and third only on the first use of a
- * window). Throws `CAP_EXCEEDED` naming each resource over its cap, with `Retry-After` the
+ * window) and returns the counters as they were before it. Throws `CAP_EXCEEDED` naming each resource over its cap, with `Retry-After` the
  * seconds until the last of their windows resets.
  */
-export async function reserveUsage(db: Database, input: ReserveInput): Promise<void> {
+export async function reserveUsage(db: Database, input: ReserveInput): Promise<CounterState[]> {
   if (input.items.length > MAX_ITEMS) {
     throw new TypeError(`a reservation holds at most ${MAX_ITEMS} counters`);
   }
@@ -190,7 +191,7 @@ export async function reserveUsage(db: Database, input: ReserveInput): Promise<v
     if (!row.within) throw capExceeded(items, row.counters, input);
     if (row.complete) {
       if (row.stored !== 1) throw new DatabaseError('usage reservation was granted but not stored');
-      return;
+      return row.counters;
     }
     await ensureCountersStatement.run(db, {
       workspaceId: input.workspaceId,
