@@ -13,11 +13,13 @@ import type { AppDeps } from './deps.js';
 import { aiCostLimits, clientRateLimit, GlobalAiBudget, tenantLimits } from './http/limits.js';
 import { clientAddressKey } from './http/rate-limit.js';
 import { estimateQueryCost, estimateWriteCost } from './services/ai-cost.js';
+import { estimateIngestCost } from './services/ingest.js';
 import { PLANS } from '@mnemo/contract';
 import { mcpRoutes } from './mcp/http.js';
 import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
+import { mountIngestRoutes } from './routes/ingest.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
@@ -76,6 +78,7 @@ export function createApp(deps: AppDeps): Express {
     ...limits.aiCost,
   ];
   mountMemoryRoutes(api, table, deps, tenant);
+  mountIngestRoutes(api, table, deps, tenant);
   mountSearchRoutes(api, table, deps, tenant);
   mountUsageRoutes(api, table, deps, tenant);
   mountBillingRoutes(api, table, deps, tenant);
@@ -163,6 +166,12 @@ function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: R
         if (is(contract.search.searchMemories) || is(contract.search.getContext)) {
           // Keyword search embeds nothing.
           return body.search_mode === 'keyword' ? 0 : estimateQueryCost(text(body.query), prices);
+        }
+        if (is(contract.ingest.ingestConversation)) {
+          return estimateIngestCost(body, 'conversation', extractionOn, prices);
+        }
+        if (is(contract.ingest.ingest)) {
+          return estimateIngestCost(body, 'ingest', extractionOn, prices);
         }
         return 0;
       },

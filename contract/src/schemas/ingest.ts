@@ -14,7 +14,7 @@ import { MemoryInsertFields, MemoryInsertResponse } from './memories.js';
 /** Bounds of conversation and document ingest (characters unless named otherwise). */
 export const INGEST_LIMITS = {
   /** Messages of one conversation request. */
-  messages: { min: 1, max: 500 },
+  messages: { min: 1, max: 200 },
   /** One message's content. */
   messageContent: { min: 1, max: 40_000 },
   /** A speaker's name. */
@@ -27,6 +27,8 @@ export const INGEST_LIMITS = {
   pieceChars: { min: 500, max: LIMITS.memoryText.max, default: 6000 },
   /** The caller's idempotency key: per-item keys are derived from it and must stay ≤ 128. */
   idempotencyKey: { min: LIMITS.idempotencyKey.min, max: 96 },
+  /** Memories one request writes (turns or document pieces), one after another. */
+  items: { max: 200 },
   /** Names of `assistant_names`. */
   assistantNames: { max: 50 },
 } as const;

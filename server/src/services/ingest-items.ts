@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import {
+  INGEST_LIMITS,
+  OWNER_ID_ALIASES,
+  OWNER_TYPE_ALIASES,
+  type MemoryInsertPayload,
+  type MemoryInsertResponse,
+} from '@mnemo/contract';
+import { ServiceError } from '../errors.js';
+import { writeMemory, type MemoryWriteDeps, type WriteRequest } from './memory-write.js';
+
+/** An ingest request: a write request without its payload (each item brings its own). */
+export type IngestRequest = Omit<WriteRequest, 'payload'>;
+
+export interface IngestResult<T> {
+  response: T;
+  /** True when a write stored this request's audit record (as `WriteResult.audited`). */
+  audited: boolean;
+}
+
+export type ItemStatus = 'stored' | 'deduped' | 'replayed' | 'failed' | 'skipped';
+
+export interface ItemOutcome {
+  status: ItemStatus;
+  memory_id?: string;
+  write?: MemoryInsertResponse;
+  error?: { code: string; message: string };
+}
+
+export interface Counts {
+  complete: boolean;
+  stored: number;
+  deduped: number;
+  replayed: number;
+  failed: number;
+  skipped: number;
+}
+
+type SharedFields = Pick<
+  MemoryInsertPayload,
+  | 'userId'
+  | 'user_id'
+  | 'owner_id'
+  | 'entity_id'
+  | 'owner_type'
+  | 'entity_type'
+  | 'scope'
+  | 'namespace'
+  | 'containerTag'
+  | 'memory_type'
+  | 'importance'
+  | 'extract'
+>;
+
+/** The owner, labels and write options every item of one ingest request shares. */
+export function sharedWriteFields(payload: SharedFields): SharedFields {
+  const shared: Record<string, unknown> = {};
+  const names = [
+    ...OWNER_ID_ALIASES,
+    ...OWNER_TYPE_ALIASES,
+    'scope',
+    'namespace',
+    'containerTag',
+    'memory_type',
+    'importance',
+    'extract',
+  ] as const;
+  for (const name of names) if (payload[name] !== undefined) shared[name] = payload[name];
+  return shared as SharedFields;
+}
+
+// Object keys sorted at every level: a re-sent request that orders its metadata differently
+// derives the same keys.
+const sortedKeys = (_key: string, value: unknown) =>
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : value;
+
+/**
+ * An item's idempotency key: the caller's key, the item's place, and a hash of the item's write.
+ * A re-sent request replays every item it shares with the first one (even when messages or
+ * sections were added); an item whose write changed gets a new key and is written anew.
+ */
+export function derivedKey(key: string, label: string, write: MemoryInsertPayload): string {
+  const hash = createHash('sha256').update(JSON.stringify(write, sortedKeys)).digest('hex');
+  return `${key}:${label}:${hash.slice(0, 16)}`;
+}
+
+export function tooManyItems(count: number, what: 'turns' | 'pieces'): ServiceError {
+  const field = what === 'turns' ? 'messages' : 'text';
+  return new ServiceError(
+    'BAD_REQUEST',
+    `This request would store ${count} ${what}; at most ${INGEST_LIMITS.items.max} per request`,
+    { [field]: [`makes ${count} ${what}; send at most ${INGEST_LIMITS.items.max} per request`] },
+  );
+}
+
+/**
+ * Writes items one after another through the write pipeline; each write is atomic on its own.
+ * When a write is refused (a {@link ServiceError}: a cap, a conflicting key) and an earlier item
+ * was written, the answer reports it `failed` and the later items `skipped`: re-sending the request
+ * with the same idempotency key replays the done items and writes the rest. When the first item
+ * is refused nothing was written and its error is the answer. Other errors (faults) propagate.
+ */
+export async function writeItems<D extends object>(
+  deps: MemoryWriteDeps,
+  request: IngestRequest,
+  items: Array<{ payload: MemoryInsertPayload; details: D }>,
+): Promise<{ counts: Counts; results: Array<D & ItemOutcome>; audited: boolean }> {
+  const results: Array<D & ItemOutcome> = [];
+  const counts: Counts = {
+    complete: true,
+    stored: 0,
+    deduped: 0,
+    replayed: 0,
+    failed: 0,
+    skipped: 0,
+  };
+  let audited = false;
+  for (const [index, item] of items.entries()) {
+    if (!counts.complete) {
+      results.push({ ...item.details, status: 'skipped' });
+      counts.skipped += 1;
+      continue;
+    }
+    try {
+      const result = await writeMemory(deps, { ...request, payload: item.payload });
+      audited ||= result.audited;
+      const status: ItemStatus = !result.audited
+        ? 'replayed'
+        : result.response.deduped
+          ? 'deduped'
+          : 'stored';
+      counts[status] += 1;
+      results.push({
+        ...item.details,
+        status,
+        memory_id: result.response.memory_id,
+        write: result.response,
+      });
+    } catch (error) {
+      if (!(error instanceof ServiceError) || index === 0) throw error;
+      counts.complete = false;
+      counts.failed += 1;
+      results.push({
+        ...item.details,
+        status: 'failed',
+        error: { code: error.code, message: error.message },
+      });
+    }
+  }
+  return { counts, results, audited };
+}
