@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../errors.js';
+import { DATE_WINDOW, INPUT_BOUNDS, type Bounds } from './limits.js';
+import { TEXT_RULE_DESCRIPTION, unstorableTextReason } from './text.js';
 
 /** The single error shape of every REST route. */
 export const ErrorBody = z.object({
@@ -15,16 +17,25 @@ export const ErrorEnvelope = z.object({
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
 /**
- * A string PostgreSQL can store: text and jsonb refuse the NUL character, so it is a 400 here
- * rather than a failed insert later.
+ * A string PostgreSQL can store (see `text.ts`): well-formed text without NUL, so it is a 400
+ * here rather than a failed insert, or a silently altered value, later.
  */
-export const PgString = z.string().refine((value) => !value.includes('\u0000'), {
-  message: 'must not contain the NUL character (\\u0000)',
-});
+export const PgString = z
+  .string()
+  .superRefine((value, ctx) => {
+    const message = unstorableTextReason(value);
+    if (message) ctx.addIssue({ code: z.ZodIssueCode.custom, message });
+  })
+  .describe(TEXT_RULE_DESCRIPTION);
+
+/** A stored string with length bounds: the text rule, then `min..max` characters. */
+export function boundedText({ min, max }: Bounds) {
+  return PgString.pipe(z.string().min(min).max(max));
+}
 
 /** Metadata values are flat scalars so that they can be filtered on. */
 export const MetadataValue = z.union([PgString, z.number(), z.boolean(), z.null()]);
-export const Metadata = z.record(PgString, MetadataValue);
+export const Metadata = z.record(boundedText(INPUT_BOUNDS.metadataKey), MetadataValue);
 export type Metadata = z.infer<typeof Metadata>;
 
 export const OWNER_TYPES = ['user', 'team', 'app'] as const;
@@ -43,14 +54,53 @@ export const MEMORY_TYPES = [
 export const MemoryType = z.enum(MEMORY_TYPES);
 export type MemoryType = z.infer<typeof MemoryType>;
 
-/** An ISO 8601 date or timestamp (`2026-01-31` or `2026-01-31T09:00:00Z`). */
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-](\d{2}):?(\d{2}))?)?$/;
+
+/** Why an ISO-looking string is not a real instant in the date window, if it is not. */
+function timestampIssue(value: string): string | undefined {
+  const match = ISO_TIMESTAMP.exec(value);
+  if (!match) return 'must be an ISO 8601 date or timestamp';
+  const [year, month, day, hour = 0, minute = 0, second = 0] = match.slice(1, 7).map(Number);
+  const [offsetHours = 0, offsetMinutes = 0] = match.slice(8, 10).map(Number);
+  const date = new Date(0);
+  date.setUTCFullYear(year!, month! - 1, day);
+  const realDay =
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month! - 1 &&
+    date.getUTCDate() === day;
+  if (
+    !realDay ||
+    hour! > 23 ||
+    minute! > 59 ||
+    second! > 59 ||
+    offsetHours > 15 ||
+    offsetMinutes > 59
+  ) {
+    return 'must be a valid date';
+  }
+  const instant = Date.parse(value);
+  if (Number.isNaN(instant)) return 'must be a valid date';
+  if (instant < Date.parse(DATE_WINDOW.min) || instant > Date.parse(DATE_WINDOW.max)) {
+    return `must be between ${DATE_WINDOW.min} and ${DATE_WINDOW.max}`;
+  }
+  return undefined;
+}
+
+/**
+ * An ISO 8601 date or timestamp (`2026-01-31` or `2026-01-31T09:00:00Z`): a real calendar day
+ * and time, within {@link DATE_WINDOW} (years 1 to 9999 in UTC), so the database can store and
+ * compare it. Every date field of the contract uses this schema.
+ */
 export const IsoTimestamp = z
   .string()
-  .regex(
-    /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/,
-    'must be an ISO 8601 date or timestamp',
-  )
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'must be a valid date');
+  .superRefine((value, ctx) => {
+    const message = timestampIssue(value);
+    if (message) ctx.addIssue({ code: z.ZodIssueCode.custom, message });
+  })
+  .describe(
+    `ISO 8601 date or timestamp (e.g. 2026-01-31 or 2026-01-31T09:00:00Z) between ${DATE_WINDOW.min} and ${DATE_WINDOW.max}.`,
+  );
 
 /** The names a request body may give the owner id under: aliases of one id. */
 export const OWNER_ID_ALIASES = ['userId', 'user_id', 'owner_id', 'entity_id'] as const;
@@ -88,7 +138,7 @@ export const CLIENT_OWNER_TYPES = [...OWNER_TYPES, 'agent'] as const satisfies R
   OwnerType | LegacyOwnerType
 >;
 
-const ownerId = PgString.pipe(z.string().min(1));
+const ownerId = boundedText(INPUT_BOUNDS.ownerId);
 
 /**
  * Owner identity: `userId`, `user_id`, `owner_id` and `entity_id` are aliases of one id;
@@ -133,10 +183,13 @@ export function checkOwnerAliases(
 
 /** Memories live in an owner's space, optionally narrowed by these three labels. */
 export const ScopeFields = z.object({
-  scope: PgString.optional(),
-  namespace: PgString.optional(),
-  containerTag: PgString.optional(),
+  scope: boundedText(INPUT_BOUNDS.label).optional(),
+  namespace: boundedText(INPUT_BOUNDS.label).optional(),
+  containerTag: boundedText(INPUT_BOUNDS.label).optional(),
 });
+
+/** A page number: 1.., bounded so that the row offset stays small (see `INPUT_BOUNDS.page`). */
+export const PageNumber = z.number().int().min(INPUT_BOUNDS.page.min).max(INPUT_BOUNDS.page.max);
 
 export const PageFields = z.object({
   page: z.number().int().min(1),

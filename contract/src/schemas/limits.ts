@@ -24,4 +24,38 @@ export const LIMITS = {
   feedbackRequestId: { min: 1, max: 128 },
 } as const;
 
+/**
+ * Bounds this service adds to the spec's table, inclusive: identifiers and page numbers the spec
+ * leaves open, bounded so that every accepted value fits the database (an index row, an integer
+ * offset). Used by the schemas like {@link LIMITS}, and stated in the OpenAPI document.
+ */
+export const INPUT_BOUNDS = {
+  /**
+   * Owner id, in characters. Not in the spec's table: bounded so that an id always fits the
+   * owner indexes (a btree row holds about 2.7 kB; 256 characters are at most 1 kB of UTF-8).
+   */
+  ownerId: { min: 1, max: 256 },
+  /** `scope`, `namespace` and `containerTag`, in characters (indexed like the owner id). */
+  label: { min: 0, max: 256 },
+  /** A metadata key, in characters. */
+  metadataKey: { min: 0, max: 256 },
+  /**
+   * A page number of search, context and the memory list. Bounded so that the offset
+   * (page - 1) x page_size stays a small integer: at most 9 999 x 100 rows.
+   */
+  page: { min: 1, max: 10_000 },
+  /** A memory id in a path, in characters (ids are UUIDs; longer is never one). */
+  memoryId: { min: 1, max: 128 },
+} as const;
+
+/**
+ * The instants a date field takes: what PostgreSQL's timestamp types and JavaScript's Date both
+ * hold and print as a 4-digit ISO year. Checked on the instant in UTC, so an offset cannot carry
+ * a date outside the window.
+ */
+export const DATE_WINDOW = {
+  min: '0001-01-01T00:00:00.000Z',
+  max: '9999-12-31T23:59:59.999Z',
+} as const;
+
 export type Bounds = { readonly min: number; readonly max: number };

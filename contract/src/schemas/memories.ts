@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  boundedText,
   PgString,
   IsoTimestamp,
   Metadata,
@@ -10,7 +11,7 @@ import {
   ScopeFields,
   checkOwnerAliases,
 } from './common.js';
-import { LIMITS } from './limits.js';
+import { INPUT_BOUNDS, LIMITS } from './limits.js';
 
 /** Chunking presets of a write: `balanced` is the default. */
 export const CHUNK_PROFILES = ['balanced', 'dense', 'document'] as const;
@@ -165,13 +166,13 @@ export const MetadataQuery = z.string().transform((raw, ctx) => {
 
 export const ListMemoriesQuery = z
   .object({
-    user_id: PgString.pipe(z.string().min(1)).optional(),
-    owner_id: PgString.pipe(z.string().min(1)).optional(),
-    entity_id: PgString.pipe(z.string().min(1)).optional(),
+    user_id: boundedText(INPUT_BOUNDS.ownerId).optional(),
+    owner_id: boundedText(INPUT_BOUNDS.ownerId).optional(),
+    entity_id: boundedText(INPUT_BOUNDS.ownerId).optional(),
     owner_type: OwnerType.optional(),
     entity_type: OwnerType.optional(),
-    namespace: PgString.optional(),
-    page: queryInt(1).optional(),
+    namespace: boundedText(INPUT_BOUNDS.label).optional(),
+    page: queryInt(INPUT_BOUNDS.page.min, INPUT_BOUNDS.page.max).optional(),
     page_size: queryInt(LIMITS.listPageSize.min, LIMITS.listPageSize.max).optional(),
     memory_type: MemoryType.optional(),
     metadata: MetadataQuery.optional(),
@@ -187,10 +188,16 @@ export const ListMemoriesResponse = PageFields.extend({
 });
 export type ListMemoriesResponse = z.infer<typeof ListMemoriesResponse>;
 
-export const MemoryIdParams = z.object({ id: z.string().min(1) });
+export const MemoryIdParams = z.object({ id: boundedText(INPUT_BOUNDS.memoryId) });
 
 export const DeleteMemoryResponse = z.object({
   id: z.string(),
   deleted: z.literal(true),
+  // The delete cascades (spec: to chunks and links); extracted child memories go too, said here.
+  deleted_children: z
+    .array(z.string())
+    .describe(
+      'Ids of the memories extracted from this one (parent_memory_id), deleted with it; chunks and links of all of them are deleted too.',
+    ),
 });
 export type DeleteMemoryResponse = z.infer<typeof DeleteMemoryResponse>;

@@ -6,6 +6,7 @@ import {
   MemoryType,
   OwnerFields,
   PageFields,
+  PageNumber,
   ScopeFields,
   checkOwnerAliases,
 } from './common.js';
@@ -59,7 +60,7 @@ export type SearchFilters = z.infer<typeof SearchFilters>;
 export const SearchFields = OwnerFields.merge(ScopeFields).extend({
   query: PgString.pipe(z.string().min(LIMITS.query.min).max(LIMITS.query.max)),
   top_k: z.number().int().min(LIMITS.topK.min).max(LIMITS.topK.max).optional(),
-  page: z.number().int().min(1).optional(),
+  page: PageNumber.optional(),
   page_size: z
     .number()
     .int()

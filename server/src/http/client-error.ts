@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ERROR_STATUS } from '@mnemo/contract';
+import { errorEnvelope } from './errors.js';
+import { ServiceError } from '../errors.js';
+
+/** Node's parser error codes that mean "headers too large": 431 rather than 400. */
+const TOO_LARGE_CODES = new Set(['HPE_HEADER_OVERFLOW']);
+/** The client went away or timed out: there is nobody to answer. */
+const GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_HTTP_REQUEST_TIMEOUT']);
+
+/**
+ * Answers requests Node's HTTP parser refuses (oversized headers, bad framing, junk request
+ * lines) with the error envelope instead of Node's default empty `400 Bad Request`. They never
+ * reach Express, so this is the only place they can be answered; the connection is closed
+ * because the parser cannot tell where the next request would start.
+ */
+export function attachClientErrorHandler(server: Server): void {
+  server.on(
+    'clientError',
+    function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex) {
+      const code = error.code ?? '';
+      if (GONE_CODES.has(code) || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      // A response already under way on this socket (keep-alive) must not get a second one
+      // spliced into it; Node's own default handler makes the same check.
+      const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })
+        ._httpMessage;
+      if (pending?.headersSent) {
+        socket.destroy();
+        return;
+      }
+      const tooLarge = TOO_LARGE_CODES.has(code);
+      const status = tooLarge ? 431 : ERROR_STATUS.BAD_REQUEST;
+      const failure = new ServiceError(
+        'BAD_REQUEST',
+        tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
+      );
+      const requestId = randomUUID();
+      const body = JSON.stringify(errorEnvelope(failure, requestId));
+      const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+      socket.end(
+        `HTTP/1.1 ${status} ${reason}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          `X-Request-Id: ${requestId}\r\n` +
+          'Connection: close\r\n' +
+          '\r\n' +
+          body,
+      );
+    },
+  );
+}
