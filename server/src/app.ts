@@ -9,6 +9,7 @@ import { mountContract } from './http/mount.js';
 import { originPolicy } from './http/origin.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
+import { storableInput } from './http/validation.js';
 import type { AppDeps } from './deps.js';
 import { aiCostLimits, clientRateLimit, GlobalAiBudget, tenantLimits } from './http/limits.js';
 import { clientAddressKey } from './http/rate-limit.js';
@@ -59,6 +60,9 @@ export function createApp(deps: AppDeps): Express {
   const json = jsonBody({ maxBytes: config.maxBodyBytes });
   app.use((req, res, next) => (isMcpPath(req.path) ? next() : json(req, res, next)));
   app.use(methodGuard(table));
+  // The text rule on every parsed REST input (MCP checks its tool arguments itself).
+  const storable = storableInput();
+  app.use((req, res, next) => (isMcpPath(req.path) ? next() : storable(req, res, next)));
   const limits = requestLimits(deps);
   app.use(mcpRoutes(deps, table, limits.perRequest));
 
