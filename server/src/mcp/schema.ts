@@ -1,5 +1,7 @@
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import { findUnstorableText } from '@mnemo/contract';
 import { z } from 'zod';
+import type { ErrorDetails } from '../errors.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -108,4 +110,16 @@ export function listOf<V extends string>(
   const last = items.pop();
   if (last === undefined) return '';
   return items.length === 0 ? last : `${items.join(', ')} ${conjunction} ${last}`;
+}
+
+/**
+ * The contract's text rule (no lone surrogates, no NUL) on a tool's whole arguments object,
+ * keys included, as REST applies it to every parsed body: `undefined` when they pass, else the
+ * details of a validation error naming the argument.
+ */
+export function unstorableArguments(args: unknown): ErrorDetails | undefined {
+  const found = findUnstorableText(args);
+  if (!found) return undefined;
+  const field = found.path.length > 0 ? found.path.join('.') : 'arguments';
+  return { [field]: [found.message] };
 }

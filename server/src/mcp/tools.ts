@@ -38,7 +38,7 @@ import { writeMemory } from '../services/memory-write.js';
 import { buildContext } from '../services/retrieval/context.js';
 import { applyFeedback } from '../services/retrieval/feedback.js';
 import { searchMemories } from '../services/retrieval/search.js';
-import { between, describeFields, listOf } from './schema.js';
+import { between, describeFields, listOf, unstorableArguments } from './schema.js';
 
 /** What a tool call acts for: the session's workspace and the HTTP request carrying the call. */
 export interface ToolContext {
@@ -78,6 +78,8 @@ function defineTool<P>(
   return {
     ...listed,
     async call(context, args) {
+      const unstorable = unstorableArguments(args);
+      if (unstorable) throw validationError(unstorable);
       const parsed = payload.safeParse(args ?? {});
       const details = parsed.success ? {} : zodDetails(parsed.error, 'arguments');
       // REST ignores unknown body fields; a tool refuses them (its listed schema says so): a
