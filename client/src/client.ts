@@ -1,7 +1,7 @@
 import { contract, type VersionedHealthResponse } from '@mnemo/contract';
 import { TRANSPORT_KINDS, type TransportKind } from './core/types.js';
 import type { Fetch } from './internal/fetch-with-timeout.js';
-import { Billing, Context, Feedback, Memories, Search, Usage } from './resources.js';
+import { Billing, Context, Feedback, Ingest, Memories, Search, Usage } from './resources.js';
 import { SearchRouter, type ServedBy } from './transport/hybrid.js';
 import { McpTransport } from './transport/mcp.js';
 import {
@@ -137,6 +137,8 @@ export class MemoryClient {
   readonly usage: Usage;
   /** Billing: `billing.status()`, `billing.checkout({ plan })`. */
   readonly billing: Billing;
+  /** Ingest (operator routes): `ingest.conversation({ messages })`, `ingest.document({ text })`. */
+  readonly ingest: Ingest;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -191,6 +193,7 @@ export class MemoryClient {
     this.feedback = new Feedback(this.#rest);
     this.usage = new Usage(this.#rest);
     this.billing = new Billing(this.#rest);
+    this.ingest = new Ingest(this.#rest);
   }
 
   /**

@@ -24,11 +24,17 @@ export {
 export {
   Billing,
   Context,
+  DEFAULT_PART_CHARS,
   Feedback,
+  Ingest,
   Memories,
   Search,
   Usage,
   type AddMemoryOptions,
+  type IngestConversationParams,
+  type IngestDocumentOptions,
+  type IngestDocumentParams,
+  type IngestProgress,
 } from './resources.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';
@@ -60,7 +66,10 @@ export type {
   CheckoutResponse,
   ChunkProfile,
   ContextResponse,
+  ConversationIngestResponse,
+  ConversationMessage,
   DeleteMemoryResponse,
+  DocumentIngestResponse,
   FeedbackPayload,
   FeedbackResponse,
   FeedbackValue,

@@ -4,6 +4,11 @@ import {
   type BillingStatusResponse,
   type CheckoutRequest,
   type CheckoutResponse,
+  type ConversationIngestPayload,
+  type ConversationIngestResponse,
+  type DocumentIngestPayload,
+  type DocumentIngestResponse,
+  type IngestResponse,
   type DeleteMemoryResponse,
   type FeedbackPayload,
   type FeedbackResponse,
@@ -15,10 +20,12 @@ import type {
   AddMemoryParams,
   ContextResult,
   ListMemoriesParams,
+  OwnerParams,
   SearchParams,
   SearchResult,
   UsageToday,
 } from './core/types.js';
+import { documentParts } from './internal/document-parts.js';
 import { randomKey } from './internal/ids.js';
 import { withWireOwner } from './internal/owner.js';
 import type { SearchRouter } from './transport/hybrid.js';
@@ -236,4 +243,169 @@ export class Billing {
     });
     return data;
   }
+}
+
+type OwnerWireKey = keyof OwnerParams;
+
+/** `client.ingest.conversation(...)`: the conversation payload with {@link OwnerParams}. */
+export type IngestConversationParams = Omit<ConversationIngestPayload, OwnerWireKey> & OwnerParams;
+
+/**
+ * `client.ingest.document(...)`: the document payload with {@link OwnerParams}. `section_offset`
+ * and `section_title` are set per request when the document goes in parts.
+ */
+export type IngestDocumentParams = Omit<
+  DocumentIngestPayload,
+  OwnerWireKey | 'section_offset' | 'section_title'
+> &
+  OwnerParams;
+
+/** Where a document sent in parts stands, after each request. */
+export interface IngestProgress {
+  /** Requests done, of `parts`. */
+  part: number;
+  parts: number;
+  /** Sections and pieces (memories) handled so far. */
+  sections: number;
+  items: number;
+}
+
+/** Options of `client.ingest.document`. */
+export interface IngestDocumentOptions extends RequestOptions {
+  /**
+   * Characters of text per request (default 100 000): a longer document is sent in several
+   * requests of whole sections, numbered as if sent at once.
+   */
+  partChars?: number | undefined;
+  /** Called after each request. */
+  onProgress?: ((progress: IngestProgress) => void) | undefined;
+}
+
+/** Default characters of document text per request. */
+export const DEFAULT_PART_CHARS = 100_000;
+
+/** A stable id of a document's text (SHA-256, 16 hex digits), or a random one without Web Crypto. */
+async function documentIdOf(text: string): Promise<string> {
+  // Typed structurally: the client builds without the DOM library.
+  const subtle = (
+    globalThis as {
+      crypto?: {
+        subtle?: { digest(algorithm: string, data: Uint8Array): Promise<ArrayBuffer> };
+      };
+    }
+  ).crypto?.subtle;
+  if (!subtle) return randomKey().replace(/-/g, '').slice(0, 16);
+  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(text));
+  const bytes = Array.from(new Uint8Array(digest).slice(0, 8));
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Ingest: `client.ingest.conversation(...)` and `client.ingest.document(...)` (operator routes). */
+export class Ingest {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Stores a conversation as memories, turn by turn (`POST /v1/memories/conversation`): give
+   * `messages` (role, content, optional name and timestamp) or a `transcript` of `Speaker: text`
+   * lines. Retries are safe: the `idempotency_key` (generated when you give none) is sent
+   * unchanged, and the server derives each turn's key from it. See docs/ingest.md.
+   *
+   * @example
+   * ```ts
+   * const { stored, turns } = await client.ingest.conversation({
+   *   ownerId: 'u_42',
+   *   messages: [
+   *     { role: 'user', content: 'I moved to Lisbon last month.' },
+   *     { role: 'assistant', content: 'Noted!' },
+   *   ],
+   * });
+   * ```
+   */
+  async conversation(
+    params: IngestConversationParams,
+    options?: RequestOptions,
+  ): Promise<ConversationIngestResponse> {
+    const body = withWireOwner(params);
+    const { data } = await this.rest.request<ConversationIngestResponse>(
+      contract.ingest.ingestConversation,
+      { ...options, body: { ...body, idempotency_key: body.idempotency_key ?? randomKey() } },
+    );
+    return data;
+  }
+
+  /**
+   * Stores a document as memories (`POST /v1/ingest`, `type: "document"`): the server cuts it at
+   * its headings and paragraphs and keeps its source (title, source, section, piece n of m) on
+   * every memory. A document over `partChars` goes in several requests of whole sections, one
+   * after another, under one `document_id` (a hash of the text unless you give one) and one
+   * idempotency key: calling again with the same `idempotency_key` after a failure replays the
+   * parts already stored and sends the rest. Stops after a part the server did not complete.
+   *
+   * @example
+   * ```ts
+   * const result = await client.ingest.document(
+   *   { text: handbook, title: 'Staff handbook', source: 'handbook.md', ownerId: 'support' },
+   *   { onProgress: ({ part, parts }) => console.log(`${part}/${parts}`) },
+   * );
+   * ```
+   */
+  async document(
+    params: IngestDocumentParams,
+    options: IngestDocumentOptions = {},
+  ): Promise<DocumentIngestResponse> {
+    const { partChars = DEFAULT_PART_CHARS, onProgress, ...requestOptions } = options;
+    const body = withWireOwner(params);
+    const parts = documentParts(body.text, partChars);
+    const shared = {
+      ...body,
+      type: 'document' as const,
+      idempotency_key: body.idempotency_key ?? randomKey(),
+      ...(parts.length > 1
+        ? { document_id: body.document_id ?? (await documentIdOf(body.text)) }
+        : {}),
+    };
+    let total: DocumentIngestResponse | undefined;
+    for (const [index, part] of parts.entries()) {
+      const { data } = await this.rest.request<IngestResponse>(contract.ingest.ingest, {
+        ...requestOptions,
+        body: {
+          ...shared,
+          text: part.text,
+          ...(part.section_offset > 0 ? { section_offset: part.section_offset } : {}),
+          ...(part.section_title ? { section_title: part.section_title } : {}),
+        },
+      });
+      if (data.type !== 'document')
+        throw new TypeError(`expected a document result, got ${data.type}`);
+      const { type: _type, ...result } = data;
+      total = total ? mergeDocumentResults(total, result) : result;
+      onProgress?.({
+        part: index + 1,
+        parts: parts.length,
+        sections: total.sections,
+        items: total.items.length,
+      });
+      if (!result.complete) break;
+    }
+    // documentParts always gives at least one part.
+    return total!;
+  }
+}
+
+/** Two parts' results as one: counts added, items in order. */
+function mergeDocumentResults(
+  a: DocumentIngestResponse,
+  b: DocumentIngestResponse,
+): DocumentIngestResponse {
+  return {
+    complete: a.complete && b.complete,
+    stored: a.stored + b.stored,
+    deduped: a.deduped + b.deduped,
+    replayed: a.replayed + b.replayed,
+    failed: a.failed + b.failed,
+    skipped: a.skipped + b.skipped,
+    document_id: a.document_id,
+    sections: a.sections + b.sections,
+    items: [...a.items, ...b.items],
+  };
 }

@@ -13,6 +13,8 @@ export interface DocumentSection {
   title: string;
   /** The section as written, heading line included, trimmed. */
   text: string;
+  /** A later part of a section cut for size: it does not start with its heading. */
+  continued: boolean;
 }
 
 // An ATX Markdown heading: one to six `#`, a space, the title.
@@ -32,7 +34,9 @@ export function splitDocumentSections(text: string): DocumentSection[] {
   const flush = () => {
     const body = lines.join('\n').trim();
     if (body !== '') {
-      for (const part of cutToSize(body, MAX_SECTION_CHARS)) sections.push({ title, text: part });
+      cutToSize(body, MAX_SECTION_CHARS).forEach((part, index) =>
+        sections.push({ title, text: part, continued: index > 0 }),
+      );
     }
     lines = [];
   };

@@ -132,6 +132,11 @@ export const DocumentFields = SharedWriteFields.extend({
   document_id: boundedString({ min: 1, max: 128 }).optional(),
   /** The number of this request's first section in the whole document (a document sent in parts). */
   section_offset: z.number().int().min(0).max(1_000_000).optional(),
+  /**
+   * The title of the section `text` starts in, when it continues one of an earlier request (a
+   * long section sent in parts): text before this request's first heading is given this title.
+   */
+  section_title: boundedString({ min: 1, max: 500 }).optional(),
   /** Longest piece (one memory) in characters. */
   max_piece_chars: z
     .number()

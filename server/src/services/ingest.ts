@@ -36,7 +36,12 @@ export async function ingestDocument(
   request: IngestRequest,
   payload: DocumentIngestPayload,
 ): Promise<IngestResult<DocumentIngestResponse>> {
-  const sections = splitDocumentSections(payload.text);
+  const sections = splitDocumentSections(payload.text).map((section) =>
+    // Text before the first heading continues the section an earlier request ended in.
+    section.title === '' && payload.section_title
+      ? { ...section, title: payload.section_title }
+      : section,
+  );
   if (sections.length === 0) {
     throw new ServiceError('BAD_REQUEST', 'The document has no text', { text: ['is blank'] });
   }
