@@ -1,15 +1,31 @@
 import { initContract } from '@ts-rest/core';
 import { adminContract } from './routes/admin.js';
+import { apiKeysContract } from './routes/api-keys.js';
+import { auditContract } from './routes/audit.js';
+import { connectorsContract } from './routes/connectors.js';
+import { workspacesContract } from './routes/workspaces.js';
 import { billingContract } from './routes/billing.js';
 import { dashboardContract } from './routes/dashboard.js';
 import { healthContract } from './routes/health.js';
 import { ingestContract } from './routes/ingest.js';
+import { historyContract } from './routes/history.js';
+import { linksContract } from './routes/links.js';
+import { pinsContract } from './routes/pins.js';
 import { memoriesContract } from './routes/memories.js';
 import { searchContract } from './routes/search.js';
 import { usageContract } from './routes/usage.js';
 import { ErrorEnvelope } from './schemas/common.js';
 
 const c = initContract();
+
+/**
+ * The error envelope's schema under a name of its own: declarations then refer to it by name
+ * instead of spelling it out for every status of every route, which passes the length tsc will
+ * serialize for {@link contract}.
+ */
+interface ErrorEnvelopeSchema extends ErrorEnvelopeType {}
+type ErrorEnvelopeType = typeof ErrorEnvelope;
+const envelope: ErrorEnvelopeSchema = ErrorEnvelope;
 
 export const CONTRACT_VERSION = '1.0.0';
 
@@ -27,18 +43,25 @@ export const contract = c.router(
     dashboard: dashboardContract,
     admin: adminContract,
     ingest: ingestContract,
+    links: linksContract,
+    history: historyContract,
+    pins: pinsContract,
+    audit: auditContract,
+    connectors: connectorsContract,
+    workspaces: workspacesContract,
+    apiKeys: apiKeysContract,
   },
   {
     strictStatusCodes: true,
     commonResponses: {
-      400: ErrorEnvelope,
-      401: ErrorEnvelope,
-      403: ErrorEnvelope,
-      404: ErrorEnvelope,
-      413: ErrorEnvelope,
-      429: ErrorEnvelope,
-      500: ErrorEnvelope,
-      503: ErrorEnvelope,
+      400: envelope,
+      401: envelope,
+      403: envelope,
+      404: envelope,
+      413: envelope,
+      429: envelope,
+      500: envelope,
+      503: envelope,
     },
   },
 );

@@ -26,6 +26,8 @@ const SECURITY: Record<RouteAuth, Array<Record<string, string[]>>> = {
   public: [],
   api_key_or_session: [{ bearerAuth: [] }, { apiKeyHeader: [] }, { dashboardSession: [] }],
   admin_token: [{ adminToken: [] }],
+  // An API key of scope `admin`.
+  admin_api_key: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
   // Signed by the provider over the body: no credential a client sends.
   payment_callback: [],
   // The identity provider's JWT travels in the body.

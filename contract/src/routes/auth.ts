@@ -11,7 +11,10 @@
  * - `dashboard_token`: an identity-provider access token (JWT) in the body (dashboard bootstrap
  *   and session creation, the spec's rule 1).
  * - `dashboard_session`: the spec's S: the session cookie; unsafe methods also need `x-csrf-token`.
- * - `admin_token`: an operator route (the spec's A): `x-admin-token` equal to the configured token.
+ * - `admin_token`: an operator route (the spec's A): `x-admin-token`, the configured token itself or
+ *   its HMAC-signed form; optional IP allowlist and break-glass (docs/operator.md).
+ * - `admin_api_key`: an API key whose scope is `admin` (POST /v1/workspaces); a tenant-scoped key
+ *   is refused with 403. Sent like a tenant key; no dashboard session.
  * - `payment_callback`: the payment provider's callback (the spec's H): no API key; the route
  *   itself verifies the provider's signature over the form body (see docs/billing.md).
  */
@@ -19,6 +22,7 @@ export type RouteAuth =
   | 'public'
   | 'api_key_or_session'
   | 'admin_token'
+  | 'admin_api_key'
   | 'payment_callback'
   | 'dashboard_token'
   | 'dashboard_session';
@@ -46,6 +50,11 @@ export const TENANT_OPERATOR = {
 } as const satisfies RouteMetadata;
 /** Metadata of an operator route behind the admin token. */
 export const ADMIN = { auth: 'admin_token', operator: true } as const satisfies RouteMetadata;
+/** Metadata of an operator route that needs an admin-scoped API key. */
+export const ADMIN_API_KEY = {
+  auth: 'admin_api_key',
+  operator: true,
+} as const satisfies RouteMetadata;
 /** Metadata of the payment callback: signed by the provider, no API key. */
 export const PAYMENT_CALLBACK = { auth: 'payment_callback' } as const satisfies RouteMetadata;
 /** Metadata of dashboard bootstrap and session creation: a JWT in the body. */
