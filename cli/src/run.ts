@@ -9,6 +9,7 @@ import {
 import { appFor, type App, type RunContext } from './context.js';
 import { healthCommand, usageCommand } from './commands/health.js';
 import { importCommand } from './commands/import.js';
+import { ingestCommand } from './commands/ingest.js';
 import {
   addCommand,
   deleteCommand,
@@ -65,6 +66,7 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     usageCommand,
     healthCommand,
     importCommand,
+    ingestCommand,
   ]) {
     program.addCommand(
       make(bind)
@@ -74,6 +76,17 @@ export function createProgram(context: RunContext, bind: Bind): Command {
         })
         .exitOverride(),
     );
+  }
+  // Nested commands (`ingest conversation`) print and fail like the others.
+  for (const parent of program.commands) {
+    for (const sub of parent.commands) {
+      sub
+        .configureOutput({
+          writeOut: (text) => context.stdout.write(text),
+          writeErr: (text) => context.stderr.write(text),
+        })
+        .exitOverride();
+    }
   }
   return program;
 }
