@@ -21,6 +21,10 @@ import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
 import { mountIngestRoutes } from './routes/ingest.js';
+import { mountLinkRoutes } from './routes/links.js';
+import { mountHistoryRoutes } from './routes/history.js';
+import { mountPinRoutes } from './routes/pins.js';
+import { estimateReplayCost } from './services/search-history.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
@@ -83,6 +87,9 @@ export function createApp(deps: AppDeps): Express {
   ];
   mountMemoryRoutes(api, table, deps, tenant);
   mountIngestRoutes(api, table, deps, tenant);
+  mountLinkRoutes(api, table, deps, tenant);
+  mountHistoryRoutes(api, table, deps, tenant);
+  mountPinRoutes(api, table, deps, tenant);
   mountSearchRoutes(api, table, deps, tenant);
   mountUsageRoutes(api, table, deps, tenant);
   mountBillingRoutes(api, table, deps, tenant);
@@ -177,6 +184,8 @@ function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: R
         if (is(contract.ingest.ingest)) {
           return estimateIngestCost(body, 'ingest', extractionOn, prices);
         }
+        // A replay runs a saved search, read later by the handler.
+        if (is(contract.history.replaySearch)) return estimateReplayCost(prices);
         return 0;
       },
       logger,

@@ -1,4 +1,5 @@
 import type { ContextResponse } from '@mnemo/contract';
+import { pinnedFirstChunks } from '../../db/queries/pins.js';
 import { linkedFirstChunks } from '../../db/queries/signals.js';
 import { searchMemories, type SearchDeps, type SearchRequest } from './search.js';
 import { wordCoverage } from './ranking.js';
@@ -29,6 +30,7 @@ function clip(text: string): string {
 }
 
 interface Block {
+  kind: 'pinned' | 'hit' | 'linked';
   chunkId: string;
   memoryId: string;
   chunkIndex: number;
@@ -37,38 +39,68 @@ interface Block {
   linkedTo?: number;
 }
 
+/** The heading of each kind of block, shown once before the first block of its kind. */
+const SECTION_HEADINGS: Record<Block['kind'], string> = {
+  pinned: 'Pinned memories (cite by number):',
+  hit: 'Relevant memories (most relevant first; cite by number):',
+  linked: 'Linked memories:',
+};
+
 /**
  * POST /v1/context: the search, then a prompt-ready block. Format:
  *
- *     Relevant memories (most relevant first; cite by number):
+ *     Pinned memories (cite by number):
  *     [1] <memory text>
+ *
+ *     Relevant memories (most relevant first; cite by number):
  *     [2] <memory text>
+ *     [3] <memory text>
  *
  *     Linked memories:
- *     [3] <memory text> (linked to [1])
+ *     [4] <memory text> (linked to [2])
  *
- * `citations[k]` maps number `i` to its chunk and memory. Blocks stop before the text would pass
- * MAX_CONTEXT_CHARS; `context_blocks` counts the blocks included.
+ * Pinned memories (PATCH /v1/profile/pins) are the owner's live pinned memories, in pin order,
+ * on the first page only; a pinned memory is not repeated among the ranked or linked ones. Links
+ * are followed from the ranked hits. `citations[k]` maps number `i` to its chunk and memory.
+ * Blocks stop before the text would pass MAX_CONTEXT_CHARS (so many pins can leave no room for
+ * ranked memories); `context_blocks` counts the blocks included.
  */
 export async function buildContext(
   deps: SearchDeps,
   request: SearchRequest,
 ): Promise<ContextResponse> {
   const outcome = await searchMemories(deps, request);
-  const blocks: Block[] = outcome.hits.map((hit) => ({
-    chunkId: hit.chunkId,
-    memoryId: hit.memoryId,
-    chunkIndex: hit.chunkIndex,
-    text: clip(hit.text),
-  }));
+  const [pinned, linked] = await Promise.all([
+    outcome.page === 1 ? pinnedFirstChunks(deps.db, outcome.filter) : Promise.resolve([]),
+    linkedFirstChunks(
+      deps.db,
+      outcome.filter,
+      outcome.hits.map((hit) => hit.memoryId),
+      MAX_LINKED * 5,
+    ),
+  ]);
+  const pinnedIds = new Set(pinned.map((chunk) => chunk.memoryId));
+  const blocks: Block[] = [
+    ...pinned.map((chunk) => ({
+      kind: 'pinned' as const,
+      chunkId: chunk.chunkId,
+      memoryId: chunk.memoryId,
+      chunkIndex: chunk.chunkIndex,
+      text: clip(chunk.text),
+    })),
+    ...outcome.hits
+      .filter((hit) => !pinnedIds.has(hit.memoryId))
+      .map((hit) => ({
+        kind: 'hit' as const,
+        chunkId: hit.chunkId,
+        memoryId: hit.memoryId,
+        chunkIndex: hit.chunkIndex,
+        text: clip(hit.text),
+      })),
+  ];
 
-  const linked = await linkedFirstChunks(
-    deps.db,
-    outcome.filter,
-    outcome.hits.map((hit) => hit.memoryId),
-    MAX_LINKED * 5,
-  );
   const relevantLinked = linked
+    .filter((chunk) => !pinnedIds.has(chunk.memoryId))
     .map((chunk) => {
       const lexical = wordCoverage(outcome.queryTerms, chunk.text);
       const semantic =
@@ -85,6 +117,7 @@ export async function buildContext(
   for (const { chunk } of relevantLinked) {
     const hitIndex = blocks.findIndex((block) => block.memoryId === chunk.linkedFrom);
     blocks.push({
+      kind: 'linked',
       chunkId: chunk.chunkId,
       memoryId: chunk.memoryId,
       chunkIndex: chunk.chunkIndex,
@@ -96,16 +129,18 @@ export async function buildContext(
   const lines: string[] = [];
   const citations: ContextResponse['citations'] = [];
   let length = 0;
+  let section: Block['kind'] | undefined;
   for (const block of blocks) {
     const i = citations.length + 1;
+    // The first heading is not counted against the budget (it was always there); later ones are.
     const header =
-      block.linkedTo !== undefined && !lines.includes('Linked memories:')
-        ? ['', 'Linked memories:']
-        : [];
+      section === undefined || block.kind === section ? [] : ['', SECTION_HEADINGS[block.kind]];
     const line = `[${i}] ${block.text}${block.linkedTo ? ` (linked to [${block.linkedTo}])` : ''}`;
     const added = [...header, line].join('\n').length + 1;
     if (length + added > MAX_CONTEXT_CHARS) break;
+    if (section === undefined) lines.push(SECTION_HEADINGS[block.kind]);
     lines.push(...header, line);
+    section = block.kind;
     length += added;
     citations.push({
       i,
@@ -114,10 +149,7 @@ export async function buildContext(
       chunk_index: block.chunkIndex,
     });
   }
-  const contextText =
-    citations.length === 0
-      ? ''
-      : ['Relevant memories (most relevant first; cite by number):', ...lines].join('\n');
+  const contextText = citations.length === 0 ? '' : lines.join('\n');
 
   return {
     context_text: contextText,

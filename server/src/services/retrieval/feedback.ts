@@ -1,5 +1,6 @@
 import type { FeedbackPayload, FeedbackResponse } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
+import type { Queryable } from '../../db/queries/statement.js';
 import {
   adjustFeedbackScore,
   latestSignalForRequest,
@@ -28,31 +29,40 @@ export async function applyFeedback(
   pendingSignals?: BackgroundTasks,
 ): Promise<FeedbackResponse> {
   await pendingSignals?.drain();
-  return db.transaction(async (tx) => {
-    const signal = await latestSignalForRequest(tx, workspaceId, payload.request_id);
-    if (!signal) {
-      throw new ServiceError(
-        'NOT_FOUND',
-        `No search or context call with request id ${payload.request_id}`,
+  return db.transaction((tx) => applyFeedbackIn(tx, workspaceId, payload));
+}
+
+/**
+ * The vote of {@link applyFeedback} inside the caller's transaction (POST /v1/context/feedback
+ * stores its row in the same one). `route` narrows which calls the request id may name.
+ */
+export async function applyFeedbackIn(
+  tx: Queryable,
+  workspaceId: string,
+  payload: FeedbackPayload,
+  route?: 'search' | 'context',
+): Promise<FeedbackResponse> {
+  const signal = await latestSignalForRequest(tx, workspaceId, payload.request_id);
+  if (!signal || (route !== undefined && signal.route !== route)) {
+    const call = route === undefined ? 'search or context' : route;
+    throw new ServiceError('NOT_FOUND', `No ${call} call with request id ${payload.request_id}`);
+  }
+  const change = direction(payload.feedback) - direction(signal.feedback);
+  let applied = 0;
+  for (const result of signal.results) {
+    if (change !== 0) {
+      const exists = await adjustFeedbackScore(
+        tx,
+        workspaceId,
+        result.memoryId,
+        change / result.rank,
+        FEEDBACK_LIMIT,
       );
+      if (exists) applied += 1;
+    } else {
+      applied += 1;
     }
-    const change = direction(payload.feedback) - direction(signal.feedback);
-    let applied = 0;
-    for (const result of signal.results) {
-      if (change !== 0) {
-        const exists = await adjustFeedbackScore(
-          tx,
-          workspaceId,
-          result.memoryId,
-          change / result.rank,
-          FEEDBACK_LIMIT,
-        );
-        if (exists) applied += 1;
-      } else {
-        applied += 1;
-      }
-    }
-    await setSignalFeedback(tx, signal.id, payload.feedback);
-    return { request_id: payload.request_id, feedback: payload.feedback, applied };
-  });
+  }
+  await setSignalFeedback(tx, signal.id, payload.feedback);
+  return { request_id: payload.request_id, feedback: payload.feedback, applied };
 }
