@@ -29,6 +29,10 @@ import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
 import { mountAdminRoutes } from './routes/admin.js';
+import { mountApiKeyRoutes } from './routes/api-keys.js';
+import { mountAuditRoutes } from './routes/audit.js';
+import { mountConnectorRoutes } from './routes/connectors.js';
+import { mountWorkspaceRoutes } from './routes/workspaces.js';
 import { dashboardDepsOf, mountDashboardRoutes } from './routes/dashboard.js';
 import { consoleRoutes } from './http/console.js';
 
@@ -87,6 +91,9 @@ export function createApp(deps: AppDeps): Express {
   ];
   mountMemoryRoutes(api, table, deps, tenant);
   mountIngestRoutes(api, table, deps, tenant);
+  mountAuditRoutes(api, table, deps, tenant);
+  mountConnectorRoutes(api, table, deps, tenant);
+  mountWorkspaceRoutes(api, table, deps, tenant);
   mountLinkRoutes(api, table, deps, tenant);
   mountHistoryRoutes(api, table, deps, tenant);
   mountPinRoutes(api, table, deps, tenant);
@@ -108,6 +115,7 @@ export function createApp(deps: AppDeps): Express {
     : [];
   mountDashboardRoutes(api, table, deps, dashboardLimits);
   mountAdminRoutes(api, table, deps);
+  mountApiKeyRoutes(api, table, deps);
   app.use(api);
 
   app.use(notFound());

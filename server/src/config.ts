@@ -70,6 +70,11 @@ const EnvSchema = z.object({
   MNEMO_EXTRACTION_MODEL: optionalString,
   MNEMO_EXTRACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(8_000),
   MNEMO_ADMIN_TOKEN: optionalString.pipe(z.string().min(16).optional()),
+  /** Comma-separated CIDRs or addresses; empty: admin routes from any address. */
+  MNEMO_ADMIN_IP_ALLOWLIST: optionalString,
+  /** ISO instant: until then a valid admin credential bypasses the IP allowlist (logged). */
+  MNEMO_ADMIN_BREAK_GLASS_UNTIL: optionalString.pipe(z.string().datetime({ offset: true }).optional()),
+  MNEMO_ADMIN_HMAC_MAX_SKEW_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   MNEMO_HYGIENE_INTERVAL_MS: z.coerce.number().int().min(0).default(900_000),
   MNEMO_HYGIENE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
   MNEMO_MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
@@ -172,6 +177,15 @@ export interface AppConfig {
   limits: LimitsConfig;
   /** x-admin-token for /admin/*; unset: admin routes refuse everyone. */
   adminToken: string | undefined;
+  /** Admin auth beyond the token (docs/operator.md): IP allowlist, break-glass, HMAC skew. */
+  adminAuth: {
+    /** CIDRs (`10.0.0.0/8`, `::1/128`); empty: any address. Checked by http/admin-auth.ts. */
+    ipAllowlist: string[];
+    /** Epoch ms until which a valid credential bypasses the allowlist; undefined: never. */
+    breakGlassUntil: number | undefined;
+    /** Largest |now - t| of a signed token, in seconds. */
+    hmacMaxSkewSeconds: number;
+  };
   /** The in-process hygiene schedule (0: off) and how many memories one run examines. */
   hygiene: { intervalMs: number; limit: number };
   /**
@@ -415,6 +429,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: e.MNEMO_EXTRACTION_TIMEOUT_MS,
     },
     adminToken: e.MNEMO_ADMIN_TOKEN,
+    adminAuth: {
+      ipAllowlist: (e.MNEMO_ADMIN_IP_ALLOWLIST ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+      breakGlassUntil:
+        e.MNEMO_ADMIN_BREAK_GLASS_UNTIL === undefined
+          ? undefined
+          : Date.parse(e.MNEMO_ADMIN_BREAK_GLASS_UNTIL),
+      hmacMaxSkewSeconds: e.MNEMO_ADMIN_HMAC_MAX_SKEW_SECONDS,
+    },
     hygiene: { intervalMs: e.MNEMO_HYGIENE_INTERVAL_MS, limit: e.MNEMO_HYGIENE_LIMIT },
     retention: { intervalMs: e.MNEMO_RETENTION_INTERVAL_MS, limit: e.MNEMO_RETENTION_LIMIT },
     usageReconcile: { intervalMs: e.MNEMO_USAGE_RECONCILE_INTERVAL_MS },

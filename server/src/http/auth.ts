@@ -27,6 +27,8 @@ export interface RequestAuth {
   apiKeyId: string | null;
   /** Epoch ms until which the key has the introductory rate limit (operator-minted keys). */
   introductoryUntil?: number;
+  /** The key's scope (`admin` keys may create workspaces); absent without a key. */
+  scope?: 'tenant' | 'admin';
   /** Set when a dashboard session (the spec's S) authenticated the request instead of a key. */
   session?: SessionContext;
 }

@@ -1,6 +1,6 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
-import type { IRouter } from 'express';
+import type { IRouter, RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { adminAuth } from '../http/admin-auth.js';
 import { mountContract } from '../http/mount.js';
@@ -54,7 +54,26 @@ export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDe
       body: { deleted: await dashboardDepsOf(deps).sessions.cleanup() },
     }),
   });
-  mountContract(target, table, contract.admin, implementation, [
-    adminAuth({ token: deps.config.adminToken }),
-  ]);
+  mountContract(target, table, contract.admin, implementation, [adminGuard(deps)]);
 }
+
+/**
+ * The guard of every admin-token route (`/admin/*`, `/v1/admin/*`, `/v1/api-keys*`): the token or
+ * its signed form, the IP allowlist and break-glass, as configured. One per app, so a signed
+ * token's nonce is remembered across all of them.
+ */
+export function adminGuard(deps: AppDeps): RequestHandler {
+  const cached = guards.get(deps);
+  if (cached) return cached;
+  const guard = adminAuth({
+    token: deps.config.adminToken,
+    ipAllowlist: deps.config.adminAuth.ipAllowlist,
+    breakGlassUntil: deps.config.adminAuth.breakGlassUntil,
+    maxSkewSeconds: deps.config.adminAuth.hmacMaxSkewSeconds,
+    limits: deps.limits,
+    logger: deps.logger,
+  });
+  guards.set(deps, guard);
+  return guard;
+}
+const guards = new WeakMap<AppDeps, RequestHandler>();

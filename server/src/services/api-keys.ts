@@ -24,6 +24,8 @@ export interface AuthContext {
   apiKeyId: string;
   /** Epoch ms until which the key has the introductory rate limit; absent: none. */
   introductoryUntil?: number;
+  /** `admin`: the key may also create workspaces (POST /v1/workspaces). */
+  scope: 'tenant' | 'admin';
 }
 
 /** How long a key minted by the operator key route keeps the introductory rate (the spec: 48 h). */
@@ -32,6 +34,8 @@ export const INTRODUCTORY_PERIOD_MS = 48 * 60 * 60 * 1000;
 export interface MintOptions {
   /** Operator-minted keys start on the introductory rate for {@link INTRODUCTORY_PERIOD_MS}. */
   introductory?: boolean;
+  /** Default `tenant`; `admin` keys may also create workspaces. */
+  scope?: 'tenant' | 'admin';
 }
 
 export interface MintedApiKey {
@@ -82,7 +86,7 @@ export class ApiKeyService {
     workspaceId: string,
     name: string,
     plaintext: string,
-    { introductory = false }: MintOptions = {},
+    { introductory = false, scope = 'tenant' }: MintOptions = {},
   ): Promise<MintedApiKey> {
     const keyHash = this.hash(plaintext);
     const existing = await findActiveApiKeyByHash(this.db, keyHash);
@@ -94,6 +98,7 @@ export class ApiKeyService {
       name,
       keyHash,
       keyPrefix: plaintext.slice(0, API_KEY_PREFIX.length + 4),
+      scope,
       ...(introductory ? { introductoryUntil: new Date(Date.now() + INTRODUCTORY_PERIOD_MS) } : {}),
     });
     return { id: row.id, workspaceId: row.workspaceId, name: row.name, plaintext };
@@ -114,6 +119,7 @@ export class ApiKeyService {
     const auth: AuthContext = {
       workspaceId: row.workspaceId,
       apiKeyId: row.id,
+      scope: row.scope,
       ...(row.introductoryUntil ? { introductoryUntil: row.introductoryUntil.getTime() } : {}),
     };
     if (this.verified.size >= AUTH_CACHE_MAX) this.verified.clear();

@@ -11,6 +11,7 @@ export async function insertApiKey(
     keyPrefix: string;
     keyHash: string;
     introductoryUntil?: Date;
+    scope?: 'tenant' | 'admin';
   },
 ): Promise<ApiKey> {
   const [row] = await db.insert(apiKeys).values(input).returning();
@@ -36,4 +37,16 @@ export async function touchApiKeyLastUsed(db: Database, id: string): Promise<voi
     .update(apiKeys)
     .set({ lastUsedAt: sql`now()` })
     .where(eq(apiKeys.id, id));
+}
+
+/** Revokes the key, whatever its workspace (the admin route); a second revoke keeps the first time. */
+export async function revokeApiKeyById(db: Database, id: string): Promise<ApiKey | undefined> {
+  const [revoked] = await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning();
+  if (revoked) return revoked;
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+  return row;
 }

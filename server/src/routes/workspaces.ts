@@ -1,0 +1,48 @@
+import { contract } from '@mnemo/contract';
+import { initServer } from '@ts-rest/express';
+import type { IRouter, RequestHandler } from 'express';
+import type { AppDeps } from '../deps.js';
+import { requireAuth } from '../http/auth.js';
+import { mountContract } from '../http/mount.js';
+import type { RouteTable } from '../http/route-table.js';
+import { ServiceError } from '../errors.js';
+import { createTenantWorkspace } from '../services/key-admin.js';
+
+const s = initServer();
+
+/** After the tenant auth: only an API key of scope `admin` passes (a session or a tenant key: 403). */
+function requireAdminScope(): RequestHandler {
+  return function requireAdminScopeMiddleware(req, _res, next) {
+    if (req.auth?.scope === 'admin') return next();
+    next(new ServiceError('FORBIDDEN', 'This route needs an API key of scope admin'));
+  };
+}
+
+/**
+ * `POST /v1/workspaces` with an admin-scoped API key. The tenant chain runs first (key auth,
+ * per-key and per-workspace limits), then the scope check.
+ */
+export function mountWorkspaceRoutes(
+  target: IRouter,
+  table: RouteTable,
+  deps: AppDeps,
+  tenant: RequestHandler[],
+): void {
+  const keyAdmin = { db: deps.database.db, apiKeys: deps.apiKeys, logger: deps.logger };
+  const implementation = s.router(contract.workspaces, {
+    createWorkspace: async ({ req, body }) => {
+      const auth = requireAuth(req);
+      return {
+        status: 201,
+        body: await createTenantWorkspace(keyAdmin, {
+          name: body.name,
+          createdBy: { workspaceId: auth.workspaceId, apiKeyId: auth.apiKeyId },
+        }),
+      };
+    },
+  });
+  mountContract(target, table, contract.workspaces, implementation, [
+    ...tenant,
+    requireAdminScope(),
+  ]);
+}
