@@ -9,6 +9,7 @@ import {
   MemoryInsertPayload,
   MemoryInsertResponse,
 } from '../schemas/memories.js';
+import { ErrorEnvelope } from '../schemas/common.js';
 import { TENANT } from './auth.js';
 
 const c = initContract();
@@ -27,7 +28,8 @@ export const memoriesContract = c.router(
       path: '/memories',
       headers: CreateMemoryHeaders,
       body: MemoryInsertPayload,
-      responses: { 200: MemoryInsertResponse },
+      // 409: the idempotency_key was used before with another payload.
+      responses: { 200: MemoryInsertResponse, 409: ErrorEnvelope },
       metadata: TENANT,
       summary: 'Store a memory for an owner',
     },
