@@ -4,9 +4,10 @@ import { apiKeyAuth } from './http/auth.js';
 import { bodyLimit, jsonBody } from './http/body.js';
 import { completion } from './http/completion.js';
 import { errorHandler, notFound } from './http/error-handler.js';
+import { requestDeadline } from './http/deadline.js';
 import { methodGuard } from './http/method-guard.js';
 import { mountContract } from './http/mount.js';
-import { originPolicy } from './http/origin.js';
+import { isLoopbackHost, originPolicy } from './http/origin.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import { storableInput } from './http/validation.js';
@@ -61,7 +62,12 @@ export function createApp(deps: AppDeps): Express {
   app.use(consoleRoutes({ dir: config.dashboard.consoleDir }));
 
   app.use(
-    originPolicy({ allowedOrigins: config.allowedOrigins, exemptPaths: MCP_PATH_VARIANTS, table }),
+    originPolicy({
+      allowedOrigins: config.allowedOrigins,
+      // Local MCP tools (an inspector on localhost) reach a loopback-bound server without listing.
+      mcp: { paths: MCP_PATH_VARIANTS, allowLocalhost: isLoopbackHost(config.host) },
+      table,
+    }),
   );
   app.use(bodyLimit({ maxBytes: config.maxBodyBytes }));
   // MCP reads its own body: malformed JSON there is a JSON-RPC parse error, not the REST envelope.

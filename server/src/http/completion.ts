@@ -21,6 +21,16 @@ export function auditFields(req: Request): Omit<NewAuditRecord, 'status' | 'dura
   };
 }
 
+/** Fields a handler adds to its request's completion line; never parameters or user content. */
+const extraFields = new WeakMap<Request, { mcp_tools?: string[] }>();
+
+/** Names an MCP tool called in this request (a batch may call several) for its completion line. */
+export function noteMcpTool(req: Request, tool: string): void {
+  const fields = extraFields.get(req) ?? {};
+  fields.mcp_tools = [...(fields.mcp_tools ?? []), tool];
+  extraFields.set(req, fields);
+}
+
 /**
  * Registered first so that every request, whatever answers it, ends with one audit record and
  * one structured completion log line. A handler that wrote its own audit record inside its
@@ -51,6 +61,7 @@ export function completion({
           status,
           duration_ms: Math.round(durationMs * 10) / 10,
           workspace_id: req.auth?.workspaceId,
+          ...extraFields.get(req),
           ...(aborted ? { aborted: true } : {}),
         },
         'request completed',

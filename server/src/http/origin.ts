@@ -6,9 +6,27 @@ import type { RouteTable } from './route-table.js';
 export interface OriginOptions {
   /** Allowed browser origins (`scheme://host[:port]`); `*` allows any. */
   allowedOrigins: string[];
-  /** Paths that skip the allowlist (hosted MCP is reached from anywhere and rate-limited instead). */
-  exemptPaths?: string[];
+  /**
+   * Hosted MCP paths: outside the REST denial (the spec's step 3) but under the MCP transport
+   * spec's Origin rule (DNS rebinding), see `mcpOriginAllowed`. Refused in JSON-RPC.
+   */
+  mcp?: { paths: string[]; allowLocalhost: boolean };
   table: RouteTable;
+}
+
+/** Loopback names and addresses: what "the server binds to loopback" means for the MCP rule. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
+  } catch {
+    return false;
+  }
 }
 
 const ALLOWED_REQUEST_HEADERS =
@@ -19,22 +37,30 @@ const EXPOSED_HEADERS = 'x-request-id, retry-after, mcp-session-id';
  * Origin allowlist, CORS headers and the OPTIONS preflight, in the spec's order: a denied origin
  * is refused before OPTIONS is answered, and OPTIONS never reaches auth or a handler.
  */
-export function originPolicy({
-  allowedOrigins,
-  exemptPaths = [],
-  table,
-}: OriginOptions): RequestHandler {
+export function originPolicy({ allowedOrigins, mcp, table }: OriginOptions): RequestHandler {
   const allowAny = allowedOrigins.includes('*');
   const allowed = new Set(allowedOrigins);
-  const exempt = new Set(exemptPaths);
+  const mcpPaths = new Set(mcp?.paths ?? []);
 
   return function originPolicyMiddleware(req, res, next) {
     const origin = req.get('origin');
+    if (origin !== undefined && mcpPaths.has(req.path)) {
+      // No same-origin pass here: the Host header is exactly what a DNS rebinding attack controls.
+      const ok =
+        allowAny || allowed.has(origin) || (mcp!.allowLocalhost && isLoopbackOrigin(origin));
+      if (!ok) {
+        // As the MCP SDK's own DNS rebinding check answers: 403 with a JSON-RPC error.
+        return res.status(403).json({
+          jsonrpc: '2.0',
+          error: { code: -32000, message: 'Forbidden: this Origin may not use the MCP server' },
+          id: null,
+        });
+      }
+    }
     // The console served at /console calls the API from the server's own origin: no CORS needed.
     const sameOrigin = origin === `${req.protocol}://${req.get('host') ?? ''}`;
     if (origin !== undefined && !sameOrigin) {
-      const isExempt = exempt.has(req.path);
-      if (!isExempt && !allowAny && !allowed.has(origin)) {
+      if (!mcpPaths.has(req.path) && !allowAny && !allowed.has(origin)) {
         return sendError(
           req,
           res,

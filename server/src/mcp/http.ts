@@ -188,6 +188,7 @@ export function mcpRoutes(
 
   router.post(MCP_PATHS, auth, ...limits, rawBody, post);
   router.get(MCP_PATHS, streamOrPage, auth, inSession);
-  router.delete(MCP_PATHS, auth, inSession);
+  // Not GET: its event stream would hold an in-flight lease for as long as it stays open.
+  router.delete(MCP_PATHS, auth, ...limits, inSession);
   return router;
 }

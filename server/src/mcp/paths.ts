@@ -1,4 +1,4 @@
-/** Hosted MCP paths: exempt from the Origin allowlist (they have their own IP rate limit). */
+/** Hosted MCP paths: outside the REST Origin denial, under the MCP Origin rule (http/origin.ts). */
 export const MCP_PATHS = ['/mcp', '/v1/mcp'];
 
 /** The MCP paths as Express matches them (non-strict routing also accepts a trailing slash). */

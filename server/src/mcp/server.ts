@@ -14,6 +14,7 @@ import {
 import type { AppDeps } from '../deps.js';
 import type { SessionBinding } from './sessions.js';
 import { ServiceError } from '../errors.js';
+import { noteMcpTool } from '../http/completion.js';
 import { errorEnvelope } from '../http/errors.js';
 import { currentHttpRequest } from './context.js';
 import { toolJsonSchema, toolOutputJsonSchema } from './schema.js';
@@ -45,6 +46,21 @@ export function toolCatalog(): Tool[] {
   return catalog;
 }
 
+/**
+ * An unexpected tool failure as logged: its type and stack frames, not its message, which may
+ * quote the tool's arguments (memory text, a query) back. A database error keeps its SQLSTATE.
+ */
+function withoutMessage(error: unknown): unknown {
+  if (!(error instanceof Error)) return { type: typeof error };
+  const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+  const code = (error as { code?: unknown }).code;
+  return {
+    type: error.name,
+    ...(typeof code === 'string' ? { code } : {}),
+    stack: frames.join('\n'),
+  };
+}
+
 /** One MCP server per session (an SDK Server serves one transport). */
 export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server {
   const server = new Server(
@@ -61,6 +77,7 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
     if (!httpRequest) {
       throw new McpError(ErrorCode.InternalError, 'Tool call outside an HTTP request');
     }
+    noteMcpTool(httpRequest, tool.name);
     try {
       const output = await tool.call(
         { deps, workspaceId: binding.workspaceId, request: httpRequest },
@@ -74,7 +91,7 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
       const known = error instanceof ServiceError ? error : undefined;
       if (!known) {
         deps.logger.error(
-          { err: error, request_id: httpRequest.requestId, tool: tool.name },
+          { err: withoutMessage(error), request_id: httpRequest.requestId, tool: tool.name },
           'MCP tool failed',
         );
         // A client that wants error logs (the SDK filters by the level set with logging/setLevel)

@@ -71,10 +71,11 @@ describeDb('cross-cutting HTTP behaviour', () => {
     expect(res.headers['access-control-expose-headers']).toContain('x-request-id');
   });
 
-  it('exempts hosted MCP paths from the Origin allowlist', async () => {
+  it('refuses a disallowed Origin on hosted MCP paths too, in JSON-RPC (DNS rebinding)', async () => {
     const res = await request(t.app).options('/mcp').set('origin', 'https://evil.example');
-    expect(res.status).toBe(204);
-    expect(res.headers['access-control-allow-origin']).toBe('https://evil.example');
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe(-32000);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('answers OPTIONS directly, without auth, naming the allowed methods', async () => {

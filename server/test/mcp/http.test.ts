@@ -224,30 +224,38 @@ describeDb('MCP over HTTP: sessions, methods and the request order', () => {
     }
   });
 
-  it('exempts MCP paths from the Origin allowlist that REST routes enforce', async () => {
+  it('applies the MCP Origin rule, not the REST one: a local tool passes on a loopback-bound server', async () => {
+    const local = 'http://localhost:6274';
     const preflight = await request(t.app)
       .options('/mcp')
-      .set('origin', 'https://elsewhere.example')
+      .set('origin', local)
       .set('access-control-request-method', 'POST')
       .set('access-control-request-headers', 'authorization, content-type, mcp-session-id');
     expect(preflight.status).toBe(204);
-    expect(preflight.headers['access-control-allow-origin']).toBe('https://elsewhere.example');
+    expect(preflight.headers['access-control-allow-origin']).toBe(local);
     expect(preflight.headers['access-control-allow-methods']).toBe(
       'DELETE, GET, HEAD, OPTIONS, POST',
     );
     const init = await request(t.app)
       .post('/mcp')
       .set(key())
-      .set('origin', 'https://elsewhere.example')
+      .set('origin', local)
       .set('accept', ACCEPT)
       .send(INITIALIZE);
     expect(init.status).toBe(200);
     expect(init.headers['access-control-expose-headers']).toContain('mcp-session-id');
-    const rest = await request(t.app)
-      .get('/v1/memories')
-      .set(key())
-      .set('origin', 'https://elsewhere.example');
+    // REST routes take only the listed origins.
+    const rest = await request(t.app).get('/v1/memories').set(key()).set('origin', local);
     expect(rest.status).toBe(403);
+    // Anywhere else is refused on MCP too (DNS rebinding); see origin-limits-logs.test.ts.
+    const elsewhere = await request(t.app)
+      .post('/mcp')
+      .set(key())
+      .set('origin', 'https://elsewhere.example')
+      .set('accept', ACCEPT)
+      .send(INITIALIZE);
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.body.error.code).toBe(-32000);
   });
 
   it('serves a trailing slash as the same path, and nothing else', async () => {
