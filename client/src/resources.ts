@@ -15,6 +15,18 @@ import {
   type ListMemoriesResponse,
   type Memory,
   type MemoryInsertResponse,
+  type ContextFeedbackPayload,
+  type ContextFeedbackResponse,
+  type CreateLinkPayload,
+  type CreateLinkResponse,
+  type DeleteLinkQuery,
+  type DeleteLinkResponse,
+  type ListLinksResponse,
+  type PinsResponse,
+  type ReplaySearchResponse,
+  type SearchHistoryQuery,
+  type SearchHistoryResponse,
+  type UpdatePinsPayload,
 } from '@mnemo/contract';
 import type {
   AddMemoryParams,
@@ -181,6 +193,27 @@ export class Feedback {
     });
     return data;
   }
+
+  /**
+   * Feedback on a context response (`POST /v1/context/feedback`, an operator route): a `rating`
+   * (applied like `send`), the memories that helped or did not, and a comment, kept as one row.
+   *
+   * @example
+   * ```ts
+   * const ctx = await client.context.get({ query: 'diet', ownerId: 'u_42' });
+   * await client.feedback.context({ request_id: ctx.request_id!, rating: 'negative', comment: 'stale' });
+   * ```
+   */
+  async context(
+    params: ContextFeedbackPayload,
+    options?: RequestOptions,
+  ): Promise<ContextFeedbackResponse> {
+    const { data } = await this.rest.request<ContextFeedbackResponse>(
+      contract.history.sendContextFeedback,
+      { ...options, body: params },
+    );
+    return data;
+  }
 }
 
 // Not in the contract yet: typed from the spec's table.
@@ -336,8 +369,8 @@ export class Ingest {
   /**
    * Stores a document as memories (`POST /v1/ingest`, `type: "document"`): the server cuts it at
    * its headings and paragraphs and keeps its source (title, source, section, piece n of m) on
-   * every memory. A document over `partChars` goes in several requests of whole sections, one
-   * after another, under one `document_id` (a hash of the text unless you give one) and one
+   * every memory. A document over `partChars` (or of more pieces than one request may store)
+   * goes in several requests of whole sections, one after another, under one `document_id` (a hash of the text unless you give one) and one
    * idempotency key: calling again with the same `idempotency_key` after a failure replays the
    * parts already stored and sends the rest. Stops after a part the server did not complete.
    *
@@ -355,7 +388,7 @@ export class Ingest {
   ): Promise<DocumentIngestResponse> {
     const { partChars = DEFAULT_PART_CHARS, onProgress, ...requestOptions } = options;
     const body = withWireOwner(params);
-    const parts = documentParts(body.text, partChars);
+    const parts = documentParts(body.text, partChars, body.max_piece_chars);
     const shared = {
       ...body,
       type: 'document' as const,
@@ -408,4 +441,139 @@ function mergeDocumentResults(
     sections: a.sections + b.sections,
     items: [...a.items, ...b.items],
   };
+}
+
+/** Links (operator routes): `client.links.add / list / remove`. */
+export class Links {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Links a memory to another of the same owner (`POST /v1/memories/{id}/links`); context then
+   * shows a relevant linked memory after the hit it is linked to. The relation is a lower-case
+   * slug, `related` by default. Idempotent: an existing edge comes back with `created: false`.
+   *
+   * @example
+   * ```ts
+   * const { link, created } = await client.links.add(memoryId, { target_id: otherId, relation: 'mentions' });
+   * ```
+   */
+  async add(
+    memoryId: string,
+    params: CreateLinkPayload,
+    options?: RequestOptions,
+  ): Promise<CreateLinkResponse> {
+    const { data } = await this.rest.request<CreateLinkResponse>(contract.links.createLink, {
+      ...options,
+      params: { id: memoryId },
+      body: params,
+    });
+    return data;
+  }
+
+  /** Links with the memory at either end (`GET /v1/memories/{id}/links`), oldest first. */
+  async list(memoryId: string, options?: RequestOptions): Promise<ListLinksResponse> {
+    const { data } = await this.rest.request<ListLinksResponse>(contract.links.listLinks, {
+      ...options,
+      params: { id: memoryId },
+    });
+    return data;
+  }
+
+  /**
+   * Deletes the links from a memory to `target_id` (`DELETE /v1/memories/{id}/links`): those of
+   * `relation`, or all of them without one. Throws `NotFoundError` when there is none.
+   */
+  async remove(
+    memoryId: string,
+    params: DeleteLinkQuery,
+    options?: RequestOptions,
+  ): Promise<DeleteLinkResponse> {
+    const { data } = await this.rest.request<DeleteLinkResponse>(contract.links.deleteLink, {
+      ...options,
+      params: { id: memoryId },
+      query: params,
+    });
+    return data;
+  }
+}
+
+/** `client.history.list(...)`: the history query, the owner as {@link OwnerParams}. */
+export type SearchHistoryParams = Omit<SearchHistoryQuery, OwnerWireKey> & OwnerParams;
+
+/** Search history (operator routes): `client.history.list / replay`. */
+export class History {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Saved searches, newest first (`GET /v1/search/history`): searches sent with
+   * `x-save-history: 1`. Filter by owner and `since` (ISO 8601); page with `page`/`page_size`.
+   *
+   * @example
+   * ```ts
+   * const { results } = await client.history.list({ ownerId: 'jane', page_size: 10 });
+   * ```
+   */
+  async list(
+    params: SearchHistoryParams = {},
+    options?: RequestOptions,
+  ): Promise<SearchHistoryResponse> {
+    const { data } = await this.rest.request<SearchHistoryResponse>(
+      contract.history.getSearchHistory,
+      { ...options, query: withWireOwner(params) },
+    );
+    return data;
+  }
+
+  /**
+   * Runs a saved search again (`POST /v1/search/replay`), metered like a search; the response is
+   * a search response with the `query_id`.
+   *
+   * @example
+   * ```ts
+   * const { results } = await client.history.replay(history.results[0]!.query_id);
+   * ```
+   */
+  async replay(queryId: string, options?: RequestOptions): Promise<ReplaySearchResponse> {
+    const { data } = await this.rest.request<ReplaySearchResponse>(contract.history.replaySearch, {
+      ...options,
+      body: { query_id: queryId },
+    });
+    return data;
+  }
+}
+
+/** `client.pins.update(...)`: pin and unpin, the owner as {@link OwnerParams} (an id is required). */
+export type UpdatePinsParams = Omit<UpdatePinsPayload, OwnerWireKey> & OwnerParams;
+/** `client.pins.get(...)`: the owner as {@link OwnerParams} (an id is required). */
+export type GetPinsParams = OwnerParams;
+
+/** Profile pins (operator routes): `client.pins.get / update`. */
+export class Pins {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * Pins and unpins memories of an owner (`PATCH /v1/profile/pins`); pinned live memories come
+   * first in that owner's context. Returns the owner's pins.
+   *
+   * @example
+   * ```ts
+   * const { pins } = await client.pins.update({ ownerId: 'jane', pin: [memoryId] });
+   * ```
+   */
+  async update(params: UpdatePinsParams, options?: RequestOptions): Promise<PinsResponse> {
+    const { data } = await this.rest.request<PinsResponse>(contract.pins.updatePins, {
+      ...options,
+      body: withWireOwner(params),
+    });
+    return data;
+  }
+
+  /** The pinned memories of an owner (`GET /v1/profile/pins`), in pin order. */
+  async get(params: GetPinsParams, options?: RequestOptions): Promise<PinsResponse> {
+    const { data } = await this.rest.request<PinsResponse>(contract.pins.getPins, {
+      ...options,
+      query: withWireOwner(params),
+    });
+    return data;
+  }
 }

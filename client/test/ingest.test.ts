@@ -182,6 +182,23 @@ describe('client.ingest', () => {
     expect(result.items.map((i) => i.section_index)).toEqual(bodies.map((_, i) => i));
   });
 
+  it('document() keeps each part within the pieces one request may store', async () => {
+    const bodies: Array<Record<string, unknown>> = [];
+    server.use(
+      http.post(`${BASE_URL}/v1/ingest`, async ({ request }) => {
+        const body = (await request.json()) as Record<string, unknown>;
+        bodies.push(body);
+        return HttpResponse.json(documentAnswer(body));
+      }),
+    );
+    // 150 short sections: a few thousand characters, under partChars, but 150 pieces.
+    const text = Array.from({ length: 150 }, (_, i) => `## Q${i}\n\nAnswer ${i}.`).join('\n\n');
+    const result = await client().ingest.document({ text });
+    expect(bodies.map((b) => splitDocumentSections(b.text as string).length)).toEqual([100, 50]);
+    expect(bodies.map((b) => b.section_offset)).toEqual([undefined, 100]);
+    expect(result.sections).toBe(150);
+  });
+
   it('document() stops after a part the server did not complete', async () => {
     let calls = 0;
     server.use(

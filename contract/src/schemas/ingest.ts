@@ -27,8 +27,11 @@ export const INGEST_LIMITS = {
   pieceChars: { min: 500, max: LIMITS.memoryText.max, default: 6000 },
   /** The caller's idempotency key: per-item keys are derived from it and must stay ≤ 128. */
   idempotencyKey: { min: LIMITS.idempotencyKey.min, max: 96 },
-  /** Memories one request writes (turns or document pieces), one after another. */
-  items: { max: 200 },
+  /**
+   * Memories one request writes (turns or document pieces), one after another: about 30-60 ms
+   * each, so a full request stays within a few seconds.
+   */
+  items: { max: 100 },
   /** Names of `assistant_names`. */
   assistantNames: { max: 50 },
 } as const;

@@ -290,6 +290,17 @@ describeDb('conversation and generic ingest', () => {
       const label = (item: { section_index: number; section_title: string }) =>
         `${item.section_index}:${item.section_title}`;
       expect([...a.body.items, ...b.body.items].map(label)).toEqual(whole.body.items.map(label));
+
+      // A part that opens with the rest of a section cut for size names that section.
+      const continued = await post('/v1/ingest', {
+        type: 'document',
+        user_id: 'parts',
+        document_id: 'doc-1',
+        section_offset: 7,
+        section_title: 'Chapter 3',
+        text: 'More of chapter three.\n\n## Chapter 4\n\nChapter four.',
+      });
+      expect(continued.body.items.map(label)).toEqual(['7:Chapter 3', '8:Chapter 4']);
     });
 
     it('dispatches memory and conversation writes to the same pipeline', async () => {
@@ -416,14 +427,14 @@ describeDb('conversation and generic ingest', () => {
     it('refuses a document that would make more pieces than one request may write', async () => {
       const tenant = await t.addTenant('bounds');
       const paragraph = 'A paragraph long enough to fill a piece on its own. '.repeat(9).trim();
-      const text = Array.from({ length: 201 }, () => paragraph).join('\n\n');
+      const text = Array.from({ length: 101 }, () => paragraph).join('\n\n');
       const res = await post(
         '/v1/ingest',
         { type: 'document', text, max_piece_chars: 500 },
         tenant,
       );
       expect(res.status).toBe(400);
-      expect(res.body.error.details.text[0]).toMatch(/makes 201 pieces/);
+      expect(res.body.error.details.text[0]).toMatch(/makes 101 pieces/);
       expect(await memoryRows(tenant.workspaceId)).toBe(0);
     });
 
