@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { AuditLogPage, AuditLogQuery } from '../schemas/audit.js';
-import { PruningMetrics } from '../schemas/pruning.js';
+import { PruningMetrics, PruningMetricsQuery } from '../schemas/pruning.js';
 import { TENANT_OPERATOR } from './auth.js';
 
 const c = initContract();
@@ -19,6 +19,7 @@ export const auditContract = c.router(
     getPruningMetrics: {
       method: 'GET',
       path: '/pruning/metrics',
+      query: PruningMetricsQuery,
       responses: { 200: PruningMetrics },
       metadata: TENANT_OPERATOR,
       summary: "Memory, duplicate and chunk counts of the caller's workspace",

@@ -21,7 +21,7 @@ const SourceName = PgString.pipe(
     .string()
     .min(1)
     .max(CONNECTOR_LIMITS.sourceLength)
-    .regex(/^[A-Za-z0-9._:/-]+$/, 'letters, digits and . _ : / - only'),
+    .regex(/^[A-Za-z0-9._:/#@-]+$/, 'letters, digits and . _ : / # @ - only'),
 );
 
 /**

@@ -2,6 +2,9 @@ import { z } from 'zod';
 
 const Count = z.number().int().min(0);
 
+/** No parameters: the workspace is the caller's; an unknown parameter is a 400, not ignored. */
+export const PruningMetricsQuery = z.object({}).strict();
+
 /** `GET /v1/pruning/metrics`: what pruning has to work with in the caller's workspace. */
 export const PruningMetrics = z.object({
   workspace_id: z.string().uuid(),
