@@ -127,6 +127,7 @@ describeDb('MemoryClient end to end', () => {
     await expect(client.memories.delete(added.memory_id)).resolves.toEqual({
       id: added.memory_id,
       deleted: true,
+      deleted_children: expect.any(Array),
     });
     await expect(client.memories.get(added.memory_id)).rejects.toBeInstanceOf(NotFoundError);
     const after = await client.search.query({ query: 'peanut allergy', ownerId: 'jane' });

@@ -178,8 +178,25 @@ export const ListMemoriesQuery = z
     metadata: MetadataQuery.optional(),
     start_time: IsoTimestamp.optional(),
     end_time: IsoTimestamp.optional(),
+    // One owner rule for every call: no owner id is the default owner. Listing every owner is asked for.
+    all_owners: z
+      .enum(['true', 'false', '1', '0'])
+      .transform((value) => value === 'true' || value === '1')
+      .optional()
+      .describe(
+        'true: list the memories of every owner of the workspace (owner_type still filters). Without it, no owner id lists the default owner, as writes and searches without one use it.',
+      ),
   })
-  .superRefine(checkOwnerAliases);
+  .superRefine((query, ctx) => {
+    checkOwnerAliases(query, ctx);
+    if (query.all_owners && (query.user_id ?? query.owner_id ?? query.entity_id) !== undefined) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['all_owners'],
+        message: 'all_owners lists every owner: give it without user_id, owner_id or entity_id',
+      });
+    }
+  });
 export type ListMemoriesQuery = z.infer<typeof ListMemoriesQuery>;
 
 export const ListMemoriesResponse = PageFields.extend({

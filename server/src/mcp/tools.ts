@@ -1,4 +1,5 @@
 import {
+  checkOwnerAliases,
   CHUNK_PROFILES,
   ContextResponse,
   DeleteMemoryResponse,
@@ -210,12 +211,19 @@ function memoryText(memory: Memory): string {
   return lines.join('\n');
 }
 
-/** list_memories takes metadata as an object; the contract's query carries it JSON-encoded. */
-const ListMemoriesArgs = z.preprocess((args) => {
-  if (!args || typeof args !== 'object' || Array.isArray(args)) return args;
-  const { metadata, ...rest } = args as Record<string, unknown>;
-  return metadata === undefined ? rest : { ...rest, metadata: JSON.stringify(metadata) };
-}, ListMemoriesQuery);
+/**
+ * list_memories takes metadata as an object; the contract's query carries it JSON-encoded. It
+ * lists one owner's memories (the default owner without an id): a model is not offered REST's
+ * all_owners inventory of every end user.
+ */
+const ListMemoriesArgs = z.preprocess(
+  (args) => {
+    if (!args || typeof args !== 'object' || Array.isArray(args)) return args;
+    const { metadata, ...rest } = args as Record<string, unknown>;
+    return metadata === undefined ? rest : { ...rest, metadata: JSON.stringify(metadata) };
+  },
+  ListMemoriesQuery.innerType().omit({ all_owners: true }).superRefine(checkOwnerAliases),
+);
 
 const MemoryIdArgs = z.object({ memory_id: MemoryIdParams.shape.id });
 
@@ -362,7 +370,9 @@ export const TOOLS: McpTool[] = [
     ].join(' '),
     annotations: READ_ONLY,
     input: describeFields(
-      ListMemoriesQuery.innerType().extend({ metadata: Metadata.optional() }).shape,
+      ListMemoriesQuery.innerType()
+        .omit({ all_owners: true })
+        .extend({ metadata: Metadata.optional() }).shape,
       {
         ...OWNER,
         namespace: 'Only memories in this namespace.',
@@ -410,7 +420,7 @@ export const TOOLS: McpTool[] = [
     name: 'delete_memory',
     title: 'Delete a memory',
     description: [
-      'Permanently delete one memory by its memory_id, with its chunks and links. This cannot be undone.',
+      'Permanently delete one memory by its memory_id, with its chunks and links and the memories extracted from it (listed in deleted_children). This cannot be undone.',
       'When a fact merely changed, prefer add_memory with replaces_memory_id; delete what must be forgotten',
       '(the user asked you to forget it, or it was stored by mistake).',
     ].join(' '),
@@ -426,7 +436,10 @@ export const TOOLS: McpTool[] = [
     async run({ deps, workspaceId }, { memory_id }) {
       const deleted = await deleteMemory(deps.database.db, workspaceId, memory_id);
       return {
-        text: `Deleted memory ${deleted.id} with its chunks and links.`,
+        text:
+          deleted.deleted_children.length === 0
+            ? `Deleted memory ${deleted.id} with its chunks and links.`
+            : `Deleted memory ${deleted.id} with its chunks and links, and the ${deleted.deleted_children.length} memories extracted from it: ${deleted.deleted_children.join(', ')}.`,
         structured: deleted,
       };
     },

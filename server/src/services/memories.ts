@@ -16,7 +16,7 @@ import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
 import type { MemoryLifecycleEvent } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
 import { recordStorageFreed } from './usage.js';
-import { ownerFromAliases } from './owner.js';
+import { ownerFromAliases, resolveOwner } from './owner.js';
 import { isUuid } from '../ids.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 20;
@@ -94,11 +94,11 @@ export async function deleteMemory(
   workspaceId: string,
   id: string,
 ): Promise<DeleteMemoryResponse> {
-  const bytes = isUuid(id) ? await deleteMemoryById(db, workspaceId, id) : undefined;
-  if (bytes === undefined) throw notFound(id);
-  // What the memory stored no longer counts against the plan's storage.
-  await recordStorageFreed(db, workspaceId, bytes);
-  return { id, deleted: true };
+  const deleted = isUuid(id) ? await deleteMemoryById(db, workspaceId, id) : undefined;
+  if (deleted === undefined) throw notFound(id);
+  // What the memory and its extracted children stored no longer counts against the plan's storage.
+  await recordStorageFreed(db, workspaceId, deleted.bytes);
+  return { id, deleted: true, deleted_children: deleted.childIds };
 }
 
 export async function listMemories(
@@ -108,7 +108,11 @@ export async function listMemories(
 ): Promise<ListMemoriesResponse> {
   const page = query.page ?? 1;
   const pageSize = query.page_size ?? DEFAULT_LIST_PAGE_SIZE;
-  const owner = ownerFromAliases(query);
+  // The one owner rule (docs/api-guide.md, Owners): no owner id is the default owner, as for
+  // writes and searches; every owner only when asked for with all_owners.
+  const owner = query.all_owners
+    ? ownerFromAliases({ owner_type: query.owner_type ?? query.entity_type })
+    : resolveOwner(query);
   const { rows, total } = await listMemoryRows(
     db,
     {

@@ -88,7 +88,10 @@ describeDb('memory reads and deletes', () => {
     expect(del.status).toBe(404);
     const stillThere = await request(t.app).get(`/v1/memories/${foreignId}`).set(as(other));
     expect(stillThere.status).toBe(200);
-    const list = await request(t.app).get('/v1/memories').set(as(t.tenant));
+    const list = await request(t.app)
+      .get('/v1/memories')
+      .query({ all_owners: 'true' })
+      .set(as(t.tenant));
     expect(list.body.results.map((m: { id: string }) => m.id).sort()).toEqual(
       [aliceId, bobId].sort(),
     );
@@ -109,6 +112,7 @@ describeDb('memory reads and deletes', () => {
     const byMeta = await request(t.app)
       .get('/v1/memories')
       .query({
+        all_owners: 'true',
         metadata: JSON.stringify({ source: 'chat' }),
         memory_type: 'preference',
         namespace: 'prefs',
@@ -117,11 +121,11 @@ describeDb('memory reads and deletes', () => {
     expect(byMeta.body.total).toBe(1);
     const page1 = await request(t.app)
       .get('/v1/memories')
-      .query({ page_size: 1 })
+      .query({ page_size: 1, all_owners: 'true' })
       .set(as(t.tenant));
     const page2 = await request(t.app)
       .get('/v1/memories')
-      .query({ page_size: 1, page: 2 })
+      .query({ page_size: 1, page: 2, all_owners: 'true' })
       .set(as(t.tenant));
     expect(page1.body).toMatchObject({ total: 2, has_more: true, page: 1 });
     expect(page2.body).toMatchObject({ total: 2, has_more: false, page: 2 });
@@ -131,7 +135,7 @@ describeDb('memory reads and deletes', () => {
   it('deletes a memory with its chunks', async () => {
     const res = await request(t.app).delete(`/v1/memories/${bobId}`).set(as(t.tenant));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: bobId, deleted: true });
+    expect(res.body).toEqual({ id: bobId, deleted: true, deleted_children: [] });
     const gone = await request(t.app).get(`/v1/memories/${bobId}`).set(as(t.tenant));
     expect(gone.status).toBe(404);
     const chunks = await t.database.db.select().from(memoryChunks);

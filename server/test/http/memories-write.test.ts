@@ -379,7 +379,7 @@ describeDb('POST /v1/memories', () => {
     const del = await request(t.app)
       .delete(`/v1/memories/${a.body.memory_id}`)
       .set('x-api-key', t.tenant.apiKey);
-    expect(del.body).toEqual({ id: a.body.memory_id, deleted: true });
+    expect(del.body).toEqual({ id: a.body.memory_id, deleted: true, deleted_children: [] });
     expect(
       await t.database.db
         .select()

@@ -22,7 +22,10 @@ function expectRefused(res: request.Response, status: number, code: string, mess
 }
 
 async function memoryCount(t: TestApp, tenant: TestTenant = t.tenant): Promise<number> {
-  const res = await request(t.app).get('/v1/memories').set('x-api-key', tenant.apiKey);
+  const res = await request(t.app)
+    .get('/v1/memories')
+    .query({ all_owners: 'true' })
+    .set('x-api-key', tenant.apiKey);
   return res.body.total as number;
 }
 

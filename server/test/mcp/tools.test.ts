@@ -242,7 +242,7 @@ describeDb('MCP tools over streamable HTTP', () => {
     expect(contextVote.isError).toBeFalsy();
 
     const deleted = await call(mcp, 'delete_memory', { memory_id: janeTea });
-    expect(deleted.structured).toEqual({ id: janeTea, deleted: true });
+    expect(deleted.structured).toEqual({ id: janeTea, deleted: true, deleted_children: [] });
     const gone = await call(mcp, 'get_memory', { memory_id: janeTea });
     expect(gone.isError).toBe(true);
     expect(gone.text).toBe(`NOT_FOUND: Memory ${janeTea} not found`);

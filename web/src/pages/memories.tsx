@@ -122,6 +122,8 @@ export function Memories() {
     for (const [key, value] of Object.entries(current)) {
       if (value) query[key] = key.endsWith('_time') ? new Date(value).toISOString() : value;
     }
+    // The API lists the default owner when no owner id is given; the console browses them all.
+    if (!current.owner_id) query.all_owners = 'true';
     const res = await api.memories.listMemories({ query: query as never });
     if (res.status !== 200) return setError(errorMessage(res));
     setError(null);

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
 
@@ -70,16 +70,47 @@ export async function listMemories(
   };
 }
 
-/** Deletes a memory of this workspace; chunks and links go with it (foreign-key cascade). */
-/** Deletes a memory (its chunks and links cascade); the UTF-8 bytes of its text, or undefined. */
+export interface DeletedMemory {
+  /** The extracted descendants (parent_memory_id, at any depth) that went with it. */
+  childIds: string[];
+  /** UTF-8 bytes of the texts deleted: the memory's and its descendants'. */
+  bytes: number;
+}
+
+/**
+ * Deletes a memory of this workspace with what the foreign keys cascade to: its chunks and links
+ * and its extracted children. The row is locked first so that no child can be added between
+ * listing the children and the delete. Undefined when there is no such memory.
+ */
 export async function deleteMemoryById(
   db: Database,
   workspaceId: string,
   id: string,
-): Promise<number | undefined> {
-  const [deleted] = await db
-    .delete(memories)
-    .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)))
-    .returning({ bytes: sql<number>`octet_length(${memories.text})` });
-  return deleted ? Number(deleted.bytes) : undefined;
+): Promise<DeletedMemory | undefined> {
+  const textBytes = sql<number>`octet_length(${memories.text})`;
+  return db.transaction(async (tx) => {
+    const [target] = await tx
+      .select({ bytes: textBytes })
+      .from(memories)
+      .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)))
+      .for('update');
+    if (!target) return undefined;
+    const childIds: string[] = [];
+    let bytes = Number(target.bytes);
+    // Level by level: extraction makes one level; the loop stays right if there are more.
+    let level = [id];
+    while (level.length > 0) {
+      const rows = await tx
+        .select({ id: memories.id, bytes: textBytes })
+        .from(memories)
+        .where(and(eq(memories.workspaceId, workspaceId), inArray(memories.parentMemoryId, level)));
+      level = rows.map((row) => row.id);
+      childIds.push(...level);
+      for (const row of rows) bytes += Number(row.bytes);
+    }
+    await tx
+      .delete(memories)
+      .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)));
+    return { childIds, bytes };
+  });
 }
