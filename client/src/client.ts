@@ -1,7 +1,18 @@
 import { contract, type VersionedHealthResponse } from '@mnemo/contract';
 import { TRANSPORT_KINDS, type TransportKind } from './core/types.js';
 import type { Fetch } from './internal/fetch-with-timeout.js';
-import { Billing, Context, Feedback, Ingest, Memories, Search, Usage } from './resources.js';
+import {
+  Billing,
+  Context,
+  Feedback,
+  History,
+  Ingest,
+  Links,
+  Memories,
+  Pins,
+  Search,
+  Usage,
+} from './resources.js';
 import { SearchRouter, type ServedBy } from './transport/hybrid.js';
 import { McpTransport } from './transport/mcp.js';
 import {
@@ -139,6 +150,12 @@ export class MemoryClient {
   readonly billing: Billing;
   /** Ingest (operator routes): `ingest.conversation({ messages })`, `ingest.document({ text })`. */
   readonly ingest: Ingest;
+  /** Links (operator routes): `links.add(id, { target_id })`, `links.list(id)`, `links.remove(id, { target_id })`. */
+  readonly links: Links;
+  /** Search history (operator routes): `history.list()`, `history.replay(queryId)`. */
+  readonly history: History;
+  /** Profile pins (operator routes): `pins.update({ ownerId, pin })`, `pins.get({ ownerId })`. */
+  readonly pins: Pins;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -194,6 +211,9 @@ export class MemoryClient {
     this.usage = new Usage(this.#rest);
     this.billing = new Billing(this.#rest);
     this.ingest = new Ingest(this.#rest);
+    this.links = new Links(this.#rest);
+    this.history = new History(this.#rest);
+    this.pins = new Pins(this.#rest);
   }
 
   /**

@@ -26,8 +26,11 @@ export {
   Context,
   DEFAULT_PART_CHARS,
   Feedback,
+  History,
   Ingest,
+  Links,
   Memories,
+  Pins,
   Search,
   Usage,
   type AddMemoryOptions,
@@ -35,6 +38,9 @@ export {
   type IngestDocumentOptions,
   type IngestDocumentParams,
   type IngestProgress,
+  type GetPinsParams,
+  type SearchHistoryParams,
+  type UpdatePinsParams,
 } from './resources.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';

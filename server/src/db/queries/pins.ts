@@ -54,7 +54,14 @@ export async function insertPins(
   if (memoryIds.length === 0) return;
   await db
     .insert(memoryPins)
-    .values(memoryIds.map((memoryId) => ({ ...owner, memoryId })))
+    // One statement shares one now(): the clock, plus the position, keeps the order given.
+    .values(
+      memoryIds.map((memoryId, i) => ({
+        ...owner,
+        memoryId,
+        createdAt: sql`clock_timestamp() + ${i} * interval '1 microsecond'`,
+      })),
+    )
     .onConflictDoNothing();
 }
 

@@ -60,7 +60,8 @@ const SECTION_HEADINGS: Record<Block['kind'], string> = {
  *     [4] <memory text> (linked to [2])
  *
  * Pinned memories (PATCH /v1/profile/pins) are the owner's live pinned memories, in pin order,
- * on the first page only; a pinned memory is not repeated among the ranked or linked ones. Links
+ * on the first page only; a pinned memory is never among the ranked or linked ones (on any page,
+ * so that paging does not show it twice). Links
  * are followed from the ranked hits. `citations[k]` maps number `i` to its chunk and memory.
  * Blocks stop before the text would pass MAX_CONTEXT_CHARS (so many pins can leave no room for
  * ranked memories); `context_blocks` counts the blocks included.
@@ -71,7 +72,7 @@ export async function buildContext(
 ): Promise<ContextResponse> {
   const outcome = await searchMemories(deps, request);
   const [pinned, linked] = await Promise.all([
-    outcome.page === 1 ? pinnedFirstChunks(deps.db, outcome.filter) : Promise.resolve([]),
+    pinnedFirstChunks(deps.db, outcome.filter),
     linkedFirstChunks(
       deps.db,
       outcome.filter,
@@ -81,7 +82,7 @@ export async function buildContext(
   ]);
   const pinnedIds = new Set(pinned.map((chunk) => chunk.memoryId));
   const blocks: Block[] = [
-    ...pinned.map((chunk) => ({
+    ...(outcome.page === 1 ? pinned : []).map((chunk) => ({
       kind: 'pinned' as const,
       chunkId: chunk.chunkId,
       memoryId: chunk.memoryId,
