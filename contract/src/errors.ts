@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   CONTROL_PLANE_ONLY: 403,
   INTERNAL: 500,
   ENTITLEMENT_DEGRADED: 503,
+  /** The database could not answer in time (down, restarting, locked): retry after Retry-After. */
+  SERVICE_UNAVAILABLE: 503,
   /** Raised by the client library only, when owner ids disagree; never sent by the server. */
   INVALID_OWNER_ID: 400,
 } as const;

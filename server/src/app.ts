@@ -55,6 +55,14 @@ export function createApp(deps: AppDeps): Express {
   const table = new RouteTable();
   app.use(requestId());
   app.use(completion(deps));
+  // After the completion log, so it records the deadline's 503. MCP streams stay open on purpose;
+  // operator maintenance routes (hygiene, retention, reconcile) may run long by design.
+  app.use(
+    requestDeadline({
+      ms: config.requestDeadlineMs,
+      skip: (path) => isMcpPath(path) || path.startsWith('/admin/') || path.startsWith('/v1/admin/'),
+    }),
+  );
 
   const healthRouter = express.Router();
   mountContract(healthRouter, table, contract.health, healthRoutes(deps));

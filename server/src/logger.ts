@@ -1,4 +1,4 @@
-import { destination, pino, type Logger } from 'pino';
+import { destination, pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -11,11 +11,84 @@ const LOG_FLUSH_MS = 250;
  * JSON lines on stdout, written asynchronously and in batches: a write per request line costs a
  * system call on the event loop (measured in the speed bench: on this kind of VM, the largest
  * share of a search's own CPU after the database socket's). Lines reach stdout within
- * LOG_FLUSH_MS; `main.ts` flushes on shutdown.
+ * LOG_FLUSH_MS; `main.ts` flushes on shutdown. `stream` replaces stdout (tests read the lines).
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, stream?: DestinationStream): Logger {
   return pino(
-    { level, base: { service: 'mnemo' } },
-    destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }),
+    { level, base: { service: 'mnemo' }, serializers: { err: serializeError } },
+    stream ??
+      destination({
+        dest: 1,
+        sync: false,
+        minLength: LOG_BUFFER_BYTES,
+        periodicFlush: LOG_FLUSH_MS,
+      }),
   );
+}
+
+/** The fields of a database error that say what failed without saying with which values. */
+const DATABASE_ERROR_FIELDS = [
+  'code',
+  'severity',
+  'routine',
+  'schema_name',
+  'table_name',
+  'column_name',
+  'constraint_name',
+] as const;
+
+type ErrorLike = Record<string, unknown>;
+
+/** The error and its causes, outermost first. */
+function errorChain(error: unknown): ErrorLike[] {
+  const links: ErrorLike[] = [];
+  let current: unknown = error;
+  while (links.length < 5 && current !== null && typeof current === 'object') {
+    links.push(current as ErrorLike);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return links;
+}
+
+/**
+ * A driver's error (postgres.js `PostgresError`, PGlite's) or drizzle's `DrizzleQueryError`:
+ * their message, `query`, `params`/`parameters`, `detail` and `where` carry the statement's bound
+ * values, which are memory text, owner ids and keys.
+ */
+function isDatabaseError(link: ErrorLike): boolean {
+  return (
+    link.name === 'PostgresError' ||
+    link.name === 'DrizzleQueryError' ||
+    'query' in link ||
+    'params' in link ||
+    'parameters' in link ||
+    ('severity' in link && 'code' in link)
+  );
+}
+
+/**
+ * pino's error serializer, except that an error that is or wraps a database error is reduced to
+ * its type, the outer message when that one is ours, the SQLSTATE, constraint, table and column,
+ * and the stack frames (without the first line, which repeats the message).
+ */
+export function serializeError(error: unknown): unknown {
+  const links = errorChain(error);
+  const database = links.find(isDatabaseError);
+  if (!database) return stdSerializers.err(error as Error);
+  const outer = links[0] as ErrorLike;
+  const safe: Record<string, unknown> = {
+    type: typeof outer.name === 'string' ? outer.name : 'Error',
+    message: isDatabaseError(outer) ? 'database error' : String(outer.message ?? ''),
+  };
+  for (const field of DATABASE_ERROR_FIELDS) {
+    const value = links.map((link) => link[field]).find((v) => typeof v === 'string');
+    if (value !== undefined) safe[field] = value;
+  }
+  if (typeof outer.stack === 'string') {
+    safe.stack = outer.stack
+      .split('\n')
+      .filter((line) => line.startsWith('    at '))
+      .join('\n');
+  }
+  return safe;
 }

@@ -8,6 +8,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock.js';
+import { isConnectionLost } from './faults.js';
 import { migratePglite, migratePostgres } from './migrate.js';
 import * as schema from './schema/index.js';
 
@@ -36,7 +37,35 @@ export interface OpenDatabaseOptions {
   databaseUrl?: string;
   /** PGlite only: folder to persist the embedded database in (created if missing); undefined = in-memory. */
   dataDir?: string;
+  /** PostgreSQL only: statement_timeout and lock_timeout of every session, in ms (0: none). */
+  timeouts?: { statementMs: number; lockMs: number };
 }
+
+/** The defaults of `MNEMO_DB_STATEMENT_TIMEOUT_MS` and `MNEMO_DB_LOCK_TIMEOUT_MS`. */
+export const DEFAULT_DATABASE_TIMEOUTS = { statementMs: 5000, lockMs: 2000 };
+
+/** Sessions name themselves, so operators (and the fault tests) can find their backends. */
+export const APPLICATION_NAME = 'mnemo';
+
+/**
+ * Pool settings against dead connections: a connection the server closed (restart, terminated
+ * backend, a proxy's idle cut) is dropped when postgres.js sees its socket close and replaced on
+ * next use; idle ones are closed after IDLE_TIMEOUT_S and every one is replaced within
+ * MAX_LIFETIME_S, so none outlives a failover by long. A connect that gets no answer gives up
+ * after CONNECT_TIMEOUT_S instead of postgres.js's 30 s.
+ */
+const IDLE_TIMEOUT_S = 60;
+const MAX_LIFETIME_S = 30 * 60;
+const CONNECT_TIMEOUT_S = 5;
+
+/**
+ * Seconds a closed connection waits before it reconnects. postgres.js's default grows with every
+ * failed connect of the pool (3^n / 100 s, up to 20 s), so after an outage of a few seconds a
+ * query given to a closed connection waited up to 20 s for it (seen in the fault test as writes
+ * hanging long after the database was back). Capped at one second, with jitter.
+ */
+const reconnectDelaySeconds = (retries: number): number =>
+  Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
 
 const POSTGRES_POOL_SIZE = 10;
 
@@ -73,29 +102,81 @@ const SESSION_SETTINGS = {
 
 /** Connects to PostgreSQL (when `databaseUrl` is set) or embedded PGlite, then applies migrations. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS)
+    : openPglite(options.dataDir);
 }
 
-async function openPostgres(databaseUrl: string): Promise<DatabaseHandle> {
+/**
+ * Reads sent outside a transaction are sent once more when the connection they ran on was lost
+ * (terminated backend, restart, reset socket): a `select` changes nothing, so a second run on a
+ * fresh connection cannot double anything. Writes, and anything inside a transaction (those run
+ * on a reserved connection, not through `unsafe` of the pool), are never repeated here: a write
+ * whose connection died may have committed, so the client decides (its 503 says retry). Timeouts
+ * are not retried either: the statement would only time out again.
+ */
+function retryingReads(client: postgres.Sql): postgres.Sql {
+  const unsafe = client.unsafe.bind(client);
+  const retrying = (query: string, ...rest: unknown[]) => {
+    if (!/^\s*select\b/i.test(query))
+      return (unsafe as (...args: unknown[]) => unknown)(query, ...rest);
+    const run = <T>(start: () => PromiseLike<T>): Promise<T> =>
+      Promise.resolve(start()).catch((error: unknown) => {
+        if (!isConnectionLost(error)) throw error;
+        return start();
+      });
+    const pending = () =>
+      (unsafe as (...args: unknown[]) => postgres.PendingQuery<postgres.Row[]>)(query, ...rest);
+    // drizzle awaits the query itself or its `.values()`: both get the retry.
+    return {
+      values: () => run(() => pending().values()),
+      then: <A, B>(
+        onFulfilled?: (value: postgres.Row[]) => A | PromiseLike<A>,
+        onRejected?: (reason: unknown) => B | PromiseLike<B>,
+      ) => run(() => pending()).then(onFulfilled, onRejected),
+    };
+  };
+  return new Proxy(client, {
+    get: (target, property, receiver) =>
+      property === 'unsafe' ? retrying : Reflect.get(target, property, receiver),
+  });
+}
+
+async function openPostgres(
+  databaseUrl: string,
+  timeouts: { statementMs: number; lockMs: number },
+): Promise<DatabaseHandle> {
   await migratePostgres(databaseUrl);
-  const client = postgres(databaseUrl, {
+  // Bound every statement and every lock wait: a fault answers 503 in seconds instead of hanging.
+  const faultSettings = {
+    application_name: APPLICATION_NAME,
+    statement_timeout: timeouts.statementMs,
+    lock_timeout: timeouts.lockMs,
+  };
+  const poolSettings = {
     max: POSTGRES_POOL_SIZE,
+    idle_timeout: IDLE_TIMEOUT_S,
+    max_lifetime: MAX_LIFETIME_S,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
+  };
+  const client = postgres(databaseUrl, {
+    ...poolSettings,
     // Prepared recall statements are planned for each owner's values (recall.ts prepares them
     // only under this setting): one generic plan for every owner would be a 200 ms plan for a
     // 10k-memory owner, or an exact scan instead of HNSW. Unnamed statements are planned per run
     // anyway.
-    connection: { ...SESSION_SETTINGS, plan_cache_mode: 'force_custom_plan' },
+    connection: { ...SESSION_SETTINGS, ...faultSettings, plan_cache_mode: 'force_custom_plan' },
   });
-  const db = drizzlePostgres({ client, schema });
+  const db = drizzlePostgres({ client: retryingReads(client), schema });
   const statementClient = postgres(databaseUrl, {
-    max: POSTGRES_POOL_SIZE,
-    onnotice: () => {},
-    connection: { ...SESSION_SETTINGS, plan_cache_mode: 'force_generic_plan' },
+    ...poolSettings,
+    connection: { ...SESSION_SETTINGS, ...faultSettings, plan_cache_mode: 'force_generic_plan' },
   });
   // Through drizzle too, so values are parsed and serialised as on the main pool.
   statementPools.set(db, {
-    db: drizzlePostgres({ client: statementClient, schema }),
+    db: drizzlePostgres({ client: retryingReads(statementClient), schema }),
     client: statementClient,
   });
   return {

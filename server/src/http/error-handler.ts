@@ -3,6 +3,8 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
 import { tooLarge } from './body.js';
 import { ServiceError, type ErrorDetails } from '../errors.js';
+import { unavailableError } from '../db/faults.js';
+import { deadlinePassed } from './deadline.js';
 import { sendError } from './errors.js';
 import { validationError, zodDetails } from './validation.js';
 
@@ -47,8 +49,9 @@ function toApiError(error: unknown, maxBodyBytes: number): ServiceError | undefi
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ServiceError('BAD_REQUEST', 'Malformed request');
   }
-  // Anything else (a DatabaseError from a query, a driver's error, a bug) is unexpected.
-  return undefined;
+  // The database could not serve it (unreachable, killed connection, timeout, lock): 503.
+  // Anything else (a DatabaseError from a query, another driver error, a bug) is unexpected.
+  return unavailableError(error);
 }
 
 /** Every failure leaves as the one error envelope; unexpected ones are logged, never leaked. */
@@ -59,9 +62,26 @@ export function errorHandler({
   logger: Logger;
   maxBodyBytes: number;
 }): ErrorRequestHandler {
+  let unavailable = 0;
+  let unavailableLoggedAt = 0;
   return function errorHandlerMiddleware(error: unknown, req, res, next) {
+    // The deadline answered already; the handler's late failure (often the very database error
+    // that made it late) has nowhere to go.
+    if (res.headersSent && deadlinePassed(res)) return;
     if (res.headersSent) return next(error);
     const known = toApiError(error, maxBodyBytes);
+    if (known?.code === 'SERVICE_UNAVAILABLE') {
+      // Expected under faults, not a bug: one line per second at most, with how many it stands for.
+      unavailable += 1;
+      if (Date.now() - unavailableLoggedAt >= 1000) {
+        logger.warn(
+          { err: error, request_id: req.requestId, count: unavailable },
+          'database unavailable; answered 503',
+        );
+        unavailable = 0;
+        unavailableLoggedAt = Date.now();
+      }
+    }
     if (known) return sendError(req, res, known);
     logger.error({ err: error, request_id: req.requestId }, 'unhandled error');
     sendError(req, res, new ServiceError('INTERNAL', 'Internal server error'));

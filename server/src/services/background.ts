@@ -22,17 +22,28 @@ interface Batch {
 export class BackgroundTasks {
   private readonly pending = new Set<Promise<void>>();
   private readonly batches = new Map<string, Batch>();
+  /** Labels whose last run failed: logged once when they start failing, once when they recover. */
+  private readonly failing = new Map<string, number>();
 
   constructor(private readonly logger: Logger) {}
 
   run(label: string, task: () => Promise<unknown>): void {
     const promise = Promise.resolve()
       .then(task)
-      .then(() => undefined)
+      .then(() => {
+        const failures = this.failing.get(label);
+        if (failures === undefined) return;
+        this.failing.delete(label);
+        this.logger.info({ task: label, failures }, 'background task recovered');
+      })
       .catch((err: unknown) => {
+        // Once per outage, not per request: a storage that is down fails every run.
+        const failures = this.failing.get(label);
+        this.failing.set(label, (failures ?? 0) + 1);
+        if (failures !== undefined) return;
         this.logger.warn(
           { err, task: label },
-          'background task failed; the request was not affected',
+          'background task failed; the request was not affected (logged once until it recovers)',
         );
       })
       .finally(() => this.pending.delete(promise));

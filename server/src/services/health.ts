@@ -21,11 +21,20 @@ export function versionedHealth(
   return { ...health(config), embedding_model: `${embeddings.provider}/${embeddings.model}` };
 }
 
+/** A probe that has not answered by then counts as failed: /ready answers within this bound. */
+const PROBE_TIMEOUT_MS = 2000;
+
 async function check(probe: () => Promise<boolean>): Promise<'ok' | 'error'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  });
   try {
-    return (await probe()) ? 'ok' : 'error';
+    return (await Promise.race([probe(), timedOut])) ? 'ok' : 'error';
   } catch {
     return 'error';
+  } finally {
+    clearTimeout(timer);
   }
 }
 

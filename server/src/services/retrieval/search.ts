@@ -1,3 +1,4 @@
+import { capabilityRecovered, capabilityUnavailable } from '../degraded.js';
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
 import {
@@ -144,6 +145,25 @@ async function rerank(
 }
 
 /**
+ * Retrieval attributes (episode neighbours) are optional: when they cannot be loaded the search
+ * goes on with its direct matches (the query fails before any candidate is changed).
+ */
+async function episodeContext(
+  deps: SearchDeps,
+  ...args: Parameters<typeof addEpisodeContext> extends [unknown, ...infer Rest] ? Rest : never
+): Promise<Candidate[]> {
+  try {
+    const result = await addEpisodeContext(deps.db, ...args);
+    capabilityRecovered(deps.logger, EPISODE_CONTEXT);
+    return result;
+  } catch (error) {
+    capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
+    return args[1];
+  }
+}
+const EPISODE_CONTEXT = 'retrieval attributes (episode context)';
+
+/**
  * Word-overlap evidence per candidate. Keyword recall measured it with IDF weights over the
  * owner's memories (a rare word found counts more than a common one); a candidate it did not
  * return holds at most what its weakest returned chunk holds when the list was cut at the limit,
@@ -262,7 +282,7 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   await rerank(deps, payload.query, candidates, profile);
   // Episode context belongs to hybrid search: keyword and vector modes return direct matches only.
   const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
-  const withContext = await addEpisodeContext(deps.db, filter, candidates, profile, episodeWindow);
+  const withContext = await episodeContext(deps, filter, candidates, profile, episodeWindow);
 
   const now = Date.now();
   for (const candidate of withContext) {

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createEmptyPostgresDatabase,
+  isTestDatabaseAvailable,
+  testBackend,
+} from '../support/db.js';
+import type { EmptyPostgresDatabase } from '../support/db.js';
+import { UNTHROTTLED } from '../support/app.js';
+import { startServer, stop, type Started } from '../support/server-process.js';
+import {
+  FaultProxy,
+  histogram,
+  recoveryTimes,
+  runFaultScenario,
+  type ScenarioResult,
+} from './scenario.js';
+
+/** Short timeouts keep the run under a minute; the rules are the same as with the defaults. */
+const DEADLINE_MS = 4000;
+const SETTINGS = {
+  MNEMO_DB_STATEMENT_TIMEOUT_MS: '2000',
+  MNEMO_DB_LOCK_TIMEOUT_MS: '1000',
+  MNEMO_REQUEST_DEADLINE_MS: String(DEADLINE_MS),
+};
+/** Scheduling on a shared two-core machine: a request may answer this much after its deadline. */
+const MARGIN_MS = 1500;
+const API_KEY = 'mnemo_fault_test_key_0123456789abcdef';
+
+// PGlite runs inside the server's process: there is no connection to kill, no pool to restart
+// and no second session to hold a lock from, so these faults exist on PostgreSQL only.
+const suite = testBackend() === 'postgres' && isTestDatabaseAvailable() ? describe : describe.skip;
+
+suite('database faults answer 503 and recover [postgres]', () => {
+  let database: EmptyPostgresDatabase;
+  let proxy: FaultProxy;
+  let server: Started;
+  let logs = '';
+  let stopping = false;
+  let result: ScenarioResult;
+
+  beforeAll(async () => {
+    database = await createEmptyPostgresDatabase();
+    const target = new URL(database.databaseUrl);
+    proxy = await FaultProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+    const viaProxy = new URL(database.databaseUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    server = await startServer({
+      DATABASE_URL: viaProxy.toString(),
+      MNEMO_BOOTSTRAP_API_KEY: API_KEY,
+      ...UNTHROTTLED,
+      ...SETTINGS,
+    });
+    server.child.stdout?.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    // A crash under faults is the worst outcome: say so plainly rather than as failed fetches.
+    server.child.once('exit', (code) => {
+      if (!stopping)
+        process.stderr.write(`server exited (${code}) during the run:\n${server.stderr()}\n`);
+    });
+    result = await runFaultScenario({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      controlUrl: database.databaseUrl,
+      database: database.name,
+      proxy,
+      faults: ['terminate', 'lock', 'restart', 'blackhole'],
+      concurrency: 6,
+      calmMs: 7500,
+      faultMs: 2500,
+      clientTimeoutMs: DEADLINE_MS + 10_000,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    stopping = true;
+    if (server) await stop(server.child);
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  it('never answers 500 and never leaves a request unanswered', () => {
+    const statuses = [...histogram(result.records).keys()];
+    expect(statuses.every((s) => s === '200' || s === '503 SERVICE_UNAVAILABLE')).toBe(true);
+    // Every fault was felt: the run is not vacuous.
+    expect(result.records.some((r) => r.status === 503)).toBe(true);
+    expect(result.records.every((r) => r.status !== 503 || r.retryAfter !== null)).toBe(true);
+  });
+
+  it('answers every request within the deadline (plus scheduling margin)', () => {
+    const slowest = Math.max(...result.records.map((r) => r.ms));
+    expect(slowest).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
+  });
+
+  it('loses no acknowledged write', () => {
+    expect(result.acknowledged.length).toBeGreaterThan(20);
+    expect(result.present).toBe(result.acknowledged.length);
+  });
+
+  it('serves every request from 5 s after each fault ends', () => {
+    for (const window of result.windows) {
+      const next = result.windows.find((w) => w.start > window.start)?.start ?? result.durationMs;
+      const late = result.records.filter(
+        (r) => r.start >= window.end + 5000 && r.start + r.ms < next,
+      );
+      expect(late.length, `requests after ${window.name}`).toBeGreaterThan(0);
+      expect(
+        late.filter((r) => r.status !== 200).map((r) => `${r.kind} ${r.status}`),
+        `after ${window.name}`,
+      ).toEqual([]);
+    }
+    expect([...recoveryTimes(result).values()].every((t) => t !== undefined && t <= 5000)).toBe(
+      true,
+    );
+  });
+
+  it('is not ready while the database is unreachable, and ready again after', async () => {
+    proxy.set('down');
+    try {
+      const started = Date.now();
+      const down = await fetch(`${server.baseUrl}/ready`);
+      expect(down.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(DEADLINE_MS);
+    } finally {
+      proxy.set('pass');
+    }
+    let status = 0;
+    for (let attempt = 0; attempt < 20 && status !== 200; attempt += 1) {
+      status = (await fetch(`${server.baseUrl}/ready`)).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(status).toBe(200);
+  });
+
+  it('is ready again, and logged no memory text or bound parameters', async () => {
+    const ready = await fetch(`${server.baseUrl}/ready`);
+    expect(ready.status).toBe(200);
+    expect(logs).toContain('database unavailable; answered 503');
+    expect(logs).not.toContain(result.marker);
+    expect(logs).not.toMatch(/"(params|parameters|query)":/);
+  });
+});
