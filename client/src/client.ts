@@ -2,7 +2,9 @@ import { contract, type VersionedHealthResponse } from '@mnemo/contract';
 import { TRANSPORT_KINDS, type TransportKind } from './core/types.js';
 import type { Fetch } from './internal/fetch-with-timeout.js';
 import {
+  Audit,
   Billing,
+  Connectors,
   Context,
   Feedback,
   History,
@@ -156,6 +158,10 @@ export class MemoryClient {
   readonly history: History;
   /** Profile pins (operator routes): `pins.update({ ownerId, pin })`, `pins.get({ ownerId })`. */
   readonly pins: Pins;
+  /** Audit (operator routes): `audit.log({ status: '4xx' })`, `audit.pruningMetrics()`. */
+  readonly audit: Audit;
+  /** Connector settings (operator routes): `connectors.get()`, `connectors.update(patch)`. */
+  readonly connectors: Connectors;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -214,6 +220,8 @@ export class MemoryClient {
     this.links = new Links(this.#rest);
     this.history = new History(this.#rest);
     this.pins = new Pins(this.#rest);
+    this.audit = new Audit(this.#rest);
+    this.connectors = new Connectors(this.#rest);
   }
 
   /**

@@ -27,6 +27,10 @@ import {
   type SearchHistoryQuery,
   type SearchHistoryResponse,
   type UpdatePinsPayload,
+  type AuditLogPage,
+  type ConnectorSettings,
+  type ConnectorSettingsPatch,
+  type PruningMetrics,
 } from '@mnemo/contract';
 import type {
   AddMemoryParams,
@@ -574,6 +578,96 @@ export class Pins {
       ...options,
       query: withWireOwner(params),
     });
+    return data;
+  }
+}
+
+/** `client.audit.log(...)`: filters and paging of `GET /v1/audit/log`. */
+export interface AuditLogParams {
+  page?: number;
+  /** 1 to 200; default 50. */
+  page_size?: number;
+  /** ISO 8601: rows at or after. */
+  from?: string;
+  /** ISO 8601: rows before. */
+  to?: string;
+  /** A route pattern: `/v1/memories/:id` (or `/v1/memories/{id}`). */
+  route?: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** A status code (`404`) or class (`'4xx'`). */
+  status?: number | string;
+}
+
+/** Audit log and pruning metrics of the key's workspace (operator routes). */
+export class Audit {
+  constructor(private readonly rest: RestTransport) {}
+
+  /**
+   * The workspace's audit records, newest first (`GET /v1/audit/log`): method, path, route
+   * pattern, status, duration, address; never bodies or credentials.
+   *
+   * @example
+   * ```ts
+   * const { results, has_more } = await client.audit.log({ status: '4xx', page_size: 20 });
+   * ```
+   */
+  async log(params: AuditLogParams = {}, options?: RequestOptions): Promise<AuditLogPage> {
+    const query = Object.fromEntries(
+      Object.entries(params).filter(([, value]) => value !== undefined),
+    );
+    const { data } = await this.rest.request<AuditLogPage>(contract.audit.getAuditLog, {
+      ...options,
+      query,
+    });
+    return data;
+  }
+
+  /**
+   * Memory, duplicate and chunk counts of the workspace (`GET /v1/pruning/metrics`).
+   *
+   * @example
+   * ```ts
+   * const { duplicates, chunks } = await client.audit.pruningMetrics();
+   * ```
+   */
+  async pruningMetrics(options?: RequestOptions): Promise<PruningMetrics> {
+    const { data } = await this.rest.request<PruningMetrics>(contract.audit.getPruningMetrics, {
+      ...options,
+    });
+    return data;
+  }
+}
+
+/** Connector settings of the key's workspace (operator routes): `client.connectors.get / update`. */
+export class Connectors {
+  constructor(private readonly rest: RestTransport) {}
+
+  /** Every connector setting, the defaults until changed (`GET /v1/connectors/settings`). */
+  async get(options?: RequestOptions): Promise<ConnectorSettings> {
+    const { data } = await this.rest.request<ConnectorSettings>(
+      contract.connectors.getConnectorSettings,
+      { ...options },
+    );
+    return data;
+  }
+
+  /**
+   * Changes some settings and returns them all (`PATCH /v1/connectors/settings`). Fields merge
+   * one by one; `allowed_sources` and `default_metadata` are replaced whole.
+   *
+   * @example
+   * ```ts
+   * await client.connectors.update({ webhook: { enabled: true, allowed_sources: ['zendesk'] } });
+   * ```
+   */
+  async update(
+    patch: ConnectorSettingsPatch,
+    options?: RequestOptions,
+  ): Promise<ConnectorSettings> {
+    const { data } = await this.rest.request<ConnectorSettings>(
+      contract.connectors.updateConnectorSettings,
+      { ...options, body: patch },
+    );
     return data;
   }
 }
