@@ -10,6 +10,8 @@ import { appFor, type App, type RunContext } from './context.js';
 import { healthCommand, usageCommand } from './commands/health.js';
 import { importCommand } from './commands/import.js';
 import { ingestCommand } from './commands/ingest.js';
+import { linksCommand } from './commands/links.js';
+import { historyCommand } from './commands/history.js';
 import {
   addCommand,
   deleteCommand,
@@ -67,6 +69,8 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     healthCommand,
     importCommand,
     ingestCommand,
+    linksCommand,
+    historyCommand,
   ]) {
     program.addCommand(
       make(bind)
