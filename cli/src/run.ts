@@ -7,6 +7,7 @@ import {
   type MemoryClient,
 } from '@mnemo/client';
 import { appFor, type App, type RunContext } from './context.js';
+import { auditCommand } from './commands/audit.js';
 import { healthCommand, usageCommand } from './commands/health.js';
 import { importCommand } from './commands/import.js';
 import { ingestCommand } from './commands/ingest.js';
@@ -71,6 +72,7 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     ingestCommand,
     linksCommand,
     historyCommand,
+    auditCommand,
   ]) {
     program.addCommand(
       make(bind)
