@@ -23,6 +23,7 @@ const c = initContract();
  * instead of spelling it out for every status of every route, which passes the length tsc will
  * serialize for {@link contract}.
  */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the name is the point
 interface ErrorEnvelopeSchema extends ErrorEnvelopeType {}
 type ErrorEnvelopeType = typeof ErrorEnvelope;
 const envelope: ErrorEnvelopeSchema = ErrorEnvelope;
