@@ -448,7 +448,7 @@ describeDb('conversation and generic ingest', () => {
           { role: 'user', content: 'Audit me twice.' },
         ],
       });
-      const requestId = res.headers['x-request-id'];
+      const requestId = String(res.headers['x-request-id']);
       await t.deps.audit.drain();
       const rows = await t.database.db
         .select()
