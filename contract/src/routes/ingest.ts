@@ -5,6 +5,7 @@ import {
   IngestPayload,
   IngestResponse,
 } from '../schemas/ingest.js';
+import { ErrorEnvelope } from '../schemas/common.js';
 import { TENANT_OPERATOR } from './auth.js';
 
 const c = initContract();
@@ -20,7 +21,8 @@ export const ingestContract = c.router(
       method: 'POST',
       path: '/memories/conversation',
       body: ConversationIngestPayload,
-      responses: { 200: ConversationIngestResponse },
+      // 402 TRIAL_EXPIRED: no plan in force (metered like POST /v1/memories).
+      responses: { 200: ConversationIngestResponse, 402: ErrorEnvelope },
       metadata: TENANT_OPERATOR,
       summary: 'Store a conversation (messages or a transcript) as memories, turn by turn',
     },
@@ -28,7 +30,7 @@ export const ingestContract = c.router(
       method: 'POST',
       path: '/ingest',
       body: IngestPayload,
-      responses: { 200: IngestResponse },
+      responses: { 200: IngestResponse, 402: ErrorEnvelope },
       metadata: TENANT_OPERATOR,
       summary: 'Store a memory, a conversation or a document (split into sections and pieces)',
     },

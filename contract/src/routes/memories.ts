@@ -28,8 +28,9 @@ export const memoriesContract = c.router(
       path: '/memories',
       headers: CreateMemoryHeaders,
       body: MemoryInsertPayload,
-      // 409: the idempotency_key was used before with another payload.
-      responses: { 200: MemoryInsertResponse, 409: ErrorEnvelope },
+      // 402 TRIAL_EXPIRED: no plan in force (a metered route). 409 CONFLICT: the idempotency_key
+      // was used before with another payload.
+      responses: { 200: MemoryInsertResponse, 402: ErrorEnvelope, 409: ErrorEnvelope },
       metadata: TENANT,
       summary: 'Store a memory for an owner',
     },

@@ -7,6 +7,7 @@ import {
   SearchPayload,
   SearchResponse,
 } from '../schemas/search.js';
+import { ErrorEnvelope } from '../schemas/common.js';
 import { TENANT } from './auth.js';
 
 const c = initContract();
@@ -25,7 +26,8 @@ export const searchContract = c.router(
       path: '/search',
       headers: SearchHeaders,
       body: SearchPayload,
-      responses: { 200: SearchResponse },
+      // 402 TRIAL_EXPIRED: no plan in force (a metered route).
+      responses: { 200: SearchResponse, 402: ErrorEnvelope },
       metadata: TENANT,
       summary: 'Hybrid search over an owner’s memories',
     },
@@ -33,7 +35,7 @@ export const searchContract = c.router(
       method: 'POST',
       path: '/context',
       body: SearchPayload,
-      responses: { 200: ContextResponse },
+      responses: { 200: ContextResponse, 402: ErrorEnvelope },
       metadata: TENANT,
       summary: 'Prompt-ready context with numbered citations',
     },
