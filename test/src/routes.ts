@@ -151,6 +151,11 @@ function inputsOf<T>(schema: ZodTypeAny | undefined, fallback: fc.Arbitrary<T>):
   }
 }
 
+/** Schema-valid inputs of one zod schema (an MCP tool's arguments, a body), as routes use them. */
+export function schemaInputs(schema: ZodTypeAny): fc.Arbitrary<Record<string, unknown>> {
+  return inputsOf<Record<string, unknown>>(schema, fc.constant({}));
+}
+
 function unrefined(schema: ZodTypeAny): ZodTypeAny {
   const def = schema._def as { typeName?: string; effect?: { type?: string }; schema?: ZodTypeAny };
   if (def.typeName === 'ZodEffects' && def.effect?.type === 'refinement' && def.schema) {
@@ -225,10 +230,28 @@ function dropUndefined(value: Record<string, unknown>): Record<string, unknown> 
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }
 
+/**
+ * `encodeURIComponent`, except that a lone surrogate (which it refuses) is sent as the three
+ * bytes UTF-8 would give its code point: the bytes a careless client puts on the wire.
+ */
+export function encodeSegment(value: string): string {
+  let out = '';
+  for (const char of value) {
+    const unit = char.charCodeAt(0);
+    if (char.length === 1 && unit >= 0xd800 && unit <= 0xdfff) {
+      const bytes = [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)];
+      out += bytes.map((byte) => `%${byte.toString(16).toUpperCase()}`).join('');
+    } else {
+      out += encodeURIComponent(char);
+    }
+  }
+  return out;
+}
+
 /** The route's path with parameters substituted (percent-encoded) and the query appended. */
 export function routeUrl(route: AppRoute, input: Pick<RouteInput, 'params' | 'query'>): string {
   const path = route.path.replace(/:(\w+)/g, (_, name: string) =>
-    encodeURIComponent(input.params[name] ?? ''),
+    encodeSegment(input.params[name] ?? ''),
   );
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(input.query)) {

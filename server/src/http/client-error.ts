@@ -5,6 +5,12 @@ import { ERROR_STATUS } from '@mnemo/contract';
 import { errorEnvelope } from './errors.js';
 import { ServiceError } from '../errors.js';
 
+/** The messages of the parser's refusals (tests tell them from a route's answers by them). */
+export const PARSER_REFUSALS = {
+  tooLarge: 'Request headers are too large',
+  malformed: 'Malformed HTTP request',
+} as const;
+
 /** Node's parser error codes that mean "headers too large": 431 rather than 400. */
 const TOO_LARGE_CODES = new Set(['HPE_HEADER_OVERFLOW']);
 /** The client went away or timed out: there is nobody to answer. */
@@ -37,7 +43,7 @@ export function attachClientErrorHandler(server: Server): void {
       const status = tooLarge ? 431 : ERROR_STATUS.BAD_REQUEST;
       const failure = new ServiceError(
         'BAD_REQUEST',
-        tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
+        tooLarge ? PARSER_REFUSALS.tooLarge : PARSER_REFUSALS.malformed,
       );
       const requestId = randomUUID();
       const body = JSON.stringify(errorEnvelope(failure, requestId));
