@@ -13,6 +13,7 @@ import { importCommand } from './commands/import.js';
 import { ingestCommand } from './commands/ingest.js';
 import { linksCommand } from './commands/links.js';
 import { historyCommand } from './commands/history.js';
+import { pinsCommand } from './commands/pins.js';
 import {
   addCommand,
   deleteCommand,
@@ -72,6 +73,7 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     ingestCommand,
     linksCommand,
     historyCommand,
+    pinsCommand,
     auditCommand,
   ]) {
     program.addCommand(

@@ -8,8 +8,8 @@ import { createTestApp, type TestApp } from '../../server/test/support/app.js';
 import { describeDb } from '../../server/test/support/db.js';
 import { run } from '../src/run.js';
 
-// In-process runs of `mnemo links` and `mnemo history` against a real server on loopback.
-describeDb('mnemo links and mnemo history against a real server', () => {
+// In-process runs of `mnemo links`, `mnemo history` and `mnemo pins` against a real server on loopback.
+describeDb('mnemo links, history and pins against a real server', () => {
   let t: TestApp;
   let listener: Server;
   let baseUrl: string;
@@ -103,5 +103,32 @@ describeDb('mnemo links and mnemo history against a real server', () => {
 
     const unknown = await cli(['history', 'replay', '00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
+  });
+
+  it('pins add, list and remove; pinned memories come first in context', async () => {
+    const added = await cli(['--json', 'pins', 'add', ids.milo!, '--owner-id', 'jane']);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({
+      owner_id: 'jane',
+      owner_type: 'user',
+      pins: [{ memory_id: ids.milo, lifecycle_state: 'active' }],
+    });
+    const listed = await cli(['pins', 'list', '--owner-id', 'jane']);
+    expect(listed.stdout).toContain(ids.milo);
+    expect(listed.stdout).toContain('user:jane: 1 of 50 pins');
+
+    const context = await post('/v1/context', { query: 'Paris', user_id: 'jane' });
+    expect((context.body.citations as Array<{ memory_id: string }>)[0]?.memory_id).toBe(ids.milo);
+
+    const removed = await cli(['pins', 'remove', ids.milo!, '--owner-id', 'jane']);
+    expect(removed.stdout).toBe('user:jane has no pins\n');
+    const foreign = await cli([
+      'pins',
+      'add',
+      '00000000-0000-4000-8000-000000000000',
+      '--owner-id',
+      'jane',
+    ]);
+    expect(foreign.code).toBe(1);
   });
 });
