@@ -3,6 +3,7 @@ import { createApp } from './app.js';
 import { attachClientErrorHandler } from './http/client-error.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
+import { isDatabaseUnavailable } from './db/faults.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
 import { createDeps } from './deps.js';
 import { scheduleHygiene } from './jobs/scheduler.js';
@@ -20,6 +21,13 @@ const SHUTDOWN_GRACE_MS = 5_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // A connection lost under a fault can reject a promise inside the driver that nothing awaits
+  // (seen in the fault test: postgres.js's CONNECTION_CLOSED from a socket's close). That must not
+  // end the process; anything else unhandled still does, as by default.
+  process.on('unhandledRejection', (reason) => {
+    if (!isDatabaseUnavailable(reason)) throw reason;
+    logger.warn({ err: reason }, 'unhandled database fault ignored; the pool reconnects');
+  });
   const database = await openDatabase(
     config.databaseUrl
       ? { databaseUrl: config.databaseUrl, timeouts: config.databaseTimeouts }

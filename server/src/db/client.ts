@@ -73,6 +73,12 @@ const POSTGRES_POOL_SIZE = 10;
 export interface StatementPool {
   db: Database;
   client: postgres.Sql;
+  /**
+   * Longest a pipelined transaction (`inOneTrip`) waits for its answers. postgres.js leaves the
+   * queries queued on a reserved connection unsettled when that connection is lost, so without
+   * a bound they (and whoever waits on them) wait forever.
+   */
+  tripTimeoutMs: number;
 }
 
 const statementPools = new WeakMap<Database, StatementPool>();
@@ -178,6 +184,8 @@ async function openPostgres(
   statementPools.set(db, {
     db: drizzlePostgres({ client: retryingReads(statementClient), schema }),
     client: statementClient,
+    // Two statements of a trip may each run to the statement timeout; a second for the rest.
+    tripTimeoutMs: timeouts.statementMs > 0 ? 2 * timeouts.statementMs + 1000 : 60_000,
   });
   return {
     db,

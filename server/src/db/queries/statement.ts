@@ -1,4 +1,5 @@
 import { statementPoolOf, type Database } from '../client.js';
+import { DatabaseError } from '../../errors.js';
 
 /** A transaction or the database: both run the same queries. */
 export type Queryable = Pick<Database, '_' | 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
@@ -77,8 +78,8 @@ export async function inOneTrip(
   db: Database,
   steps: Step[],
 ): Promise<Array<Record<string, unknown>[]>> {
-  const client = statementPoolOf(db)?.client;
-  if (!client) {
+  const pool = statementPoolOf(db);
+  if (!pool) {
     return db.transaction(async (tx) => {
       const results: Array<Record<string, unknown>[]> = [];
       for (const { statement, params } of steps)
@@ -86,16 +87,31 @@ export async function inOneTrip(
       return results;
     });
   }
-  const connection = await client.reserve();
+  const connection = await pool.client.reserve();
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const settled = await Promise.allSettled([
-      connection.unsafe('begin'),
-      ...steps.map(({ statement, params }) =>
-        connection.unsafe(statement.text, statement.values(params as never) as never[], {
-          prepare: true,
-        }),
-      ),
-      connection.unsafe('commit'),
+    const lost = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new DatabaseError('A pipelined transaction got no answer; its connection was lost', {
+              cause: { code: 'CONNECTION_DESTROYED' },
+            }),
+          ),
+        pool.tripTimeoutMs,
+      );
+    });
+    const settled = await Promise.race([
+      Promise.allSettled([
+        connection.unsafe('begin'),
+        ...steps.map(({ statement, params }) =>
+          connection.unsafe(statement.text, statement.values(params as never) as never[], {
+            prepare: true,
+          }),
+        ),
+        connection.unsafe('commit'),
+      ]),
+      lost,
     ]);
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
@@ -103,6 +119,7 @@ export async function inOneTrip(
       .slice(1, -1)
       .map((outcome) => (outcome as PromiseFulfilledResult<Record<string, unknown>[]>).value);
   } finally {
+    clearTimeout(timer);
     connection.release();
   }
 }
