@@ -4,7 +4,11 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { isLoopbackHost } from '../../src/http/origin.js';
 import { createLogger } from '../../src/logger.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import {
+  createEmbeddingProvider,
+  type EmbeddingProvider,
+} from '../../src/providers/embeddings/index.js';
+import { createTestApp, testConfig, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 import { ACCEPT, INITIALIZE, connect, listen, textOf } from './support.js';
 
@@ -255,6 +259,47 @@ describeDb('MCP logs: tool name, status and duration, never arguments or memory 
       expect(everything).not.toContain('zebra-marmalade');
       expect(everything).not.toContain('owner-secret');
       expect(everything).not.toContain(t.tenant.apiKey);
+    },
+    SLOW,
+  );
+
+  it(
+    'logs an unexpected tool failure by type and stack, not by its message (which may quote the text)',
+    async () => {
+      // A provider bug whose message quotes its input, as careless errors do.
+      const local = createEmbeddingProvider(testConfig().embeddings);
+      const quoting: EmbeddingProvider = {
+        provider: local.provider,
+        model: local.model,
+        version: local.version,
+        dimension: local.dimension,
+        embed: async (texts) =>
+          Promise.reject(new TypeError(`cannot embed "${texts.join('", "')}"`)),
+      };
+      const t = await createTestApp({}, { embeddings: quoting });
+      const logger = createLogger('debug', sink);
+      const server = await listen(createApp({ ...t.deps, logger }));
+      try {
+        const { client } = await connect(`${server.baseUrl}/mcp`, t.tenant.apiKey);
+        const failed = await client.callTool({
+          name: 'add_memory',
+          arguments: { text: 'Omar hides the quince-lantern-8812 in the attic' },
+        });
+        expect(failed.isError).toBe(true);
+        expect(textOf(failed)).toBe('INTERNAL: Internal server error');
+        await client.close();
+      } finally {
+        await server.close();
+        await t.deps.mcpSessions.closeAll();
+        await t.close();
+      }
+      const failure = lines.find((line) => line.msg === 'MCP tool failed');
+      expect(failure).toMatchObject({
+        tool: 'add_memory',
+        request_id: expect.any(String),
+        err: { type: 'TypeError', stack: expect.stringContaining('at ') },
+      });
+      expect(JSON.stringify(lines)).not.toContain('quince-lantern');
     },
     SLOW,
   );
