@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IsoTimestamp, PageFields, PgString } from './common.js';
+import { INPUT_BOUNDS } from './limits.js';
 
 /** Rows per page of the audit log: default and bounds. */
 export const AUDIT_PAGE_SIZE = { min: 1, max: 200, default: 50 } as const;
@@ -15,7 +16,7 @@ export const AuditStatusFilter = z
 
 export const AuditLogQuery = z
   .object({
-    page: queryInt(1, 10_000).optional(),
+    page: queryInt(INPUT_BOUNDS.page.min, INPUT_BOUNDS.page.max).optional(),
     page_size: queryInt(AUDIT_PAGE_SIZE.min, AUDIT_PAGE_SIZE.max).optional(),
     /** Rows at or after this instant. */
     from: IsoTimestamp.optional(),

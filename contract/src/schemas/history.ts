@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { IsoTimestamp, OwnerType, PageFields, PgString } from './common.js';
-import { LIMITS } from './limits.js';
+import { boundedText, IsoTimestamp, OwnerType, PageFields, PgString } from './common.js';
+import { INPUT_BOUNDS, LIMITS } from './limits.js';
 import { FeedbackValue, SearchResponse } from './search.js';
 
 /** Page size of the search history: default 20, at most 100. */
@@ -10,11 +10,11 @@ const queryInt = (min: number, max: number) =>
   z.coerce.number({ invalid_type_error: 'must be an integer' }).int().min(min).max(max);
 
 /** An owner id: at most 256 characters, like the owner ids of writes and searches. */
-const OwnerId = PgString.pipe(z.string().min(1).max(256));
+const OwnerId = boundedText(INPUT_BOUNDS.ownerId);
 
 export const SearchHistoryQuery = z
   .object({
-    page: queryInt(1, 10_000).optional(),
+    page: queryInt(INPUT_BOUNDS.page.min, INPUT_BOUNDS.page.max).optional(),
     page_size: queryInt(1, HISTORY_PAGE_SIZE.max).optional(),
     /** Only queries of this owner id (any owner type unless `owner_type` is given). */
     owner_id: OwnerId.optional(),

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { OwnerType, PgString } from './common.js';
+import { boundedText, OwnerType } from './common.js';
+import { INPUT_BOUNDS } from './limits.js';
 
 /** Pins one owner may hold: each pinned memory takes context budget before any ranked one. */
 export const MAX_PINS_PER_OWNER = 50;
 
 /** An owner id: at most 256 characters, like the owner ids of writes and searches. */
-const OwnerId = PgString.pipe(z.string().min(1).max(256));
+const OwnerId = boundedText(INPUT_BOUNDS.ownerId);
 const MemoryIds = z.array(z.string().uuid()).max(MAX_PINS_PER_OWNER);
 
 export const UpdatePinsPayload = z
