@@ -3,7 +3,7 @@
  * backends are terminated, `memories` is locked past the lock timeout, its link to PostgreSQL is
  * reset and refused (a restart) and then silent (a black hole). Prints writes acknowledged vs
  * rows present, the status histogram, latency per phase and the time to recover after each fault,
- * and writes the report to results/faults-latest.md. Bounded: about 50 s of load.
+ * and writes the report to results/faults-latest.md. Bounded: about 60 s.
  *
  *   pnpm --filter @mnemo/bench bench:faults
  *

@@ -27,15 +27,16 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
 }
 
 /** The fields of a database error that say what failed without saying with which values. */
-const DATABASE_ERROR_FIELDS = [
-  'code',
-  'severity',
-  'routine',
-  'schema_name',
-  'table_name',
-  'column_name',
-  'constraint_name',
-] as const;
+const DATABASE_ERROR_FIELDS = {
+  code: ['code'],
+  severity: ['severity'],
+  routine: ['routine'],
+  // postgres.js names them `*_name`; PGlite (pg-protocol) without the suffix.
+  schema_name: ['schema_name', 'schema'],
+  table_name: ['table_name', 'table'],
+  column_name: ['column_name', 'column'],
+  constraint_name: ['constraint_name', 'constraint'],
+} as const;
 
 type ErrorLike = Record<string, unknown>;
 
@@ -80,8 +81,10 @@ export function serializeError(error: unknown): unknown {
     type: typeof outer.name === 'string' ? outer.name : 'Error',
     message: isDatabaseError(outer) ? 'database error' : String(outer.message ?? ''),
   };
-  for (const field of DATABASE_ERROR_FIELDS) {
-    const value = links.map((link) => link[field]).find((v) => typeof v === 'string');
+  for (const [field, names] of Object.entries(DATABASE_ERROR_FIELDS)) {
+    const value = links
+      .flatMap((link) => names.map((name) => link[name]))
+      .find((v) => typeof v === 'string');
     if (value !== undefined) safe[field] = value;
   }
   if (typeof outer.stack === 'string') {

@@ -57,7 +57,7 @@ describeDb('degraded optional internals fail soft and log once', () => {
     app = createApp(deps);
     const workspace = await createWorkspace(database.db, { name: 'degraded' });
     auth = `Bearer ${(await deps.apiKeys.mint(workspace.id, 'test')).plaintext}`;
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await deps.background.drain();
