@@ -20,17 +20,19 @@ export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
  * A string PostgreSQL can store (see `text.ts`): well-formed text without NUL, so it is a 400
  * here rather than a failed insert, or a silently altered value, later.
  */
-export const PgString = z
-  .string()
-  .superRefine((value, ctx) => {
-    const message = unstorableTextReason(value);
-    if (message) ctx.addIssue({ code: z.ZodIssueCode.custom, message });
-  })
-  .describe(TEXT_RULE_DESCRIPTION);
+export const PgString = z.string().superRefine(textRule).describe(TEXT_RULE_DESCRIPTION);
 
-/** A stored string with length bounds: the text rule, then `min..max` characters. */
+function textRule(value: string, ctx: z.RefinementCtx): void {
+  const message = unstorableTextReason(value);
+  if (message) ctx.addIssue({ code: z.ZodIssueCode.custom, message });
+}
+
+/**
+ * A stored string of `min..max` characters under the text rule. A refinement, not a pipe, so
+ * that the OpenAPI document shows the bounds (`minLength`, `maxLength`) and the rule.
+ */
 export function boundedText({ min, max }: Bounds) {
-  return PgString.pipe(z.string().min(min).max(max));
+  return z.string().min(min).max(max).superRefine(textRule).describe(TEXT_RULE_DESCRIPTION);
 }
 
 /** Metadata values are flat scalars so that they can be filtered on. */

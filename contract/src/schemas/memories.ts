@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   boundedText,
-  PgString,
   IsoTimestamp,
   Metadata,
   MemoryType,
@@ -20,7 +19,7 @@ export type ChunkProfile = z.infer<typeof ChunkProfile>;
 
 /** The fields of a memory write, before the owner-alias check (MCP tools reuse this shape). */
 export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
-  text: PgString.pipe(z.string().min(LIMITS.memoryText.min).max(LIMITS.memoryText.max)),
+  text: boundedText(LIMITS.memoryText),
   metadata: Metadata.optional(),
   memory_type: MemoryType.optional(),
   /** Ranking multiplier: higher raises retrieval likelihood. */
@@ -31,9 +30,7 @@ export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
   /** When the fact became true; orders conflicting facts. */
   effective_at: IsoTimestamp.optional(),
   replaces_memory_id: z.string().uuid().optional(),
-  idempotency_key: PgString.pipe(
-    z.string().min(LIMITS.idempotencyKey.min).max(LIMITS.idempotencyKey.max),
-  ).optional(),
+  idempotency_key: boundedText(LIMITS.idempotencyKey).optional(),
 });
 
 export const MemoryInsertPayload = MemoryInsertFields.superRefine(checkOwnerAliases);

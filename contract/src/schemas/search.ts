@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import {
-  PgString,
+  boundedText,
   IsoTimestamp,
   Metadata,
   MemoryType,
@@ -58,7 +58,7 @@ export type SearchFilters = z.infer<typeof SearchFilters>;
 
 /** The fields of a search or context call, before the owner-alias check. */
 export const SearchFields = OwnerFields.merge(ScopeFields).extend({
-  query: PgString.pipe(z.string().min(LIMITS.query.min).max(LIMITS.query.max)),
+  query: boundedText(LIMITS.query),
   top_k: z.number().int().min(LIMITS.topK.min).max(LIMITS.topK.max).optional(),
   page: PageNumber.optional(),
   page_size: z
@@ -119,9 +119,7 @@ export type ContextResponse = z.infer<typeof ContextResponse>;
 export const FeedbackPayload = z.object({
   feedback: FeedbackValue,
   /** The x-request-id of the earlier search or context call. */
-  request_id: PgString.pipe(
-    z.string().min(LIMITS.feedbackRequestId.min).max(LIMITS.feedbackRequestId.max),
-  ),
+  request_id: boundedText(LIMITS.feedbackRequestId),
 });
 export type FeedbackPayload = z.infer<typeof FeedbackPayload>;
 
