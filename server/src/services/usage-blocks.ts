@@ -46,6 +46,11 @@ export interface BlockMeteringOptions {
  * drawing blocks near a cap leave each other room and fall back to exact reservations in time. */
 const HEADROOM_SHARE = 8;
 
+/** How long a refused request waits for its process's idle blocks to give back their remainder. */
+const SETTLE_WAIT_MS = 1000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 /** Consumption a block has not written to the counters yet (GET /v1/usage/today adds it). */
 export interface UnsettledUsage {
   resource: UsageResource;
@@ -103,30 +108,28 @@ export class BlockMeter {
   /** `plan` names the plan in a refusal's message. */
   async reserve(workspaceId: string, items: MeteredItem[], plan: string): Promise<Holding> {
     const key = blockKey(workspaceId, items);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const opening = this.opening.get(key);
-      if (opening) {
-        await opening;
-        continue;
-      }
-      const block = this.blocks.get(key);
-      if (block && fits(block, items)) return this.take(block, items);
-      if (block) this.close(block);
+    const block = this.blocks.get(key);
+    if (block && fits(block, items)) return this.take(block, items);
+    if (block) this.close(block);
+    // While another request opens this kind's next block, reserve exactly rather than queue
+    // behind its round trip: a hung statement (a database fault) must hold up one request, not
+    // every request of its kind until it times out.
+    if (!this.opening.has(key)) {
       const requests = Math.min(
         this.options.requestsPerBlock,
         Math.floor((this.headroom.get(key) ?? 0) / HEADROOM_SHARE),
       );
-      if (requests < 2) break;
-      const opened = this.open(key, workspaceId, items, requests, plan);
-      this.opening.set(key, opened);
-      let fresh: Block | undefined;
-      try {
-        fresh = await opened;
-      } finally {
-        this.opening.delete(key);
+      if (requests >= 2) {
+        const opened = this.open(key, workspaceId, items, requests, plan);
+        this.opening.set(key, opened);
+        let fresh: Block | undefined;
+        try {
+          fresh = await opened;
+        } finally {
+          this.opening.delete(key);
+        }
+        if (fresh && fits(fresh, items)) return this.take(fresh, items);
       }
-      if (!fresh) break;
-      if (fits(fresh, items)) return this.take(fresh, items);
     }
     return this.exact(key, workspaceId, items, plan);
   }
@@ -173,7 +176,8 @@ export class BlockMeter {
       // A block with requests in flight settles when they end; waiting for it could wait on
       // requests that wait for this one.
       for (const block of own) this.close(block);
-      await Promise.all(own.filter((b) => b.inFlight === 0).map((block) => block.settled));
+      const idle = own.filter((b) => b.inFlight === 0).map((block) => block.settled);
+      await Promise.race([Promise.all(idle), delay(SETTLE_WAIT_MS)]);
       reserved = await this.ledger.reserve(workspaceId, items, plan);
     }
     this.headroom.set(key, headroomAfter(reserved.counters, items, 1));

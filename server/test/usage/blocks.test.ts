@@ -73,9 +73,12 @@ describeDb('block metering', () => {
     }
     // The first request is exact (it measures the headroom); blocks of 32 serve the rest.
     expect(calls.reserve).toBeLessThanOrEqual(1 + Math.ceil(199 / 32) + 1);
-    expect(meter.unsettled(ws)).toEqual([
-      expect.objectContaining({ resource: 'reads', windowStart: DAY }),
-    ]);
+    // What blocks hold is reported in the reads window until it is settled.
+    const held = meter.unsettled(ws);
+    expect(held.length).toBeGreaterThan(0);
+    for (const entry of held) {
+      expect(entry).toMatchObject({ resource: 'reads', windowKind: 'day', windowStart: DAY });
+    }
     await meter.drain();
     expect(await counter(database.db, ws, 'reads', DAY)).toEqual({ used: 200, reserved: 0 });
     expect(meter.unsettled(ws)).toEqual([]);
