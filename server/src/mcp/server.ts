@@ -19,6 +19,7 @@ import { errorEnvelope } from '../http/errors.js';
 import { currentHttpRequest } from './context.js';
 import { toolJsonSchema, toolOutputJsonSchema } from './schema.js';
 import { TOOLS } from './tools.js';
+import { unavailableError } from '../db/faults.js';
 
 export const MCP_SERVER_NAME = 'mnemo';
 
@@ -88,7 +89,8 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
         structuredContent: output.structured,
       };
     } catch (error) {
-      const known = error instanceof ServiceError ? error : undefined;
+      // A database fault is the REST route's 503 SERVICE_UNAVAILABLE here too, not INTERNAL.
+      const known = error instanceof ServiceError ? error : unavailableError(error);
       if (!known) {
         deps.logger.error(
           { err: withoutMessage(error), request_id: httpRequest.requestId, tool: tool.name },
