@@ -66,14 +66,37 @@ describe('admin area', () => {
     expect(route.metadata).toEqual(ADMIN);
     expect(routeAuth(route)).toBe('admin_token');
     expect(isOperatorRoute(route)).toBe(true);
-    // Operator routes are exactly the admin-token routes (outside the published contract).
+    // Every admin-token route is an operator route (outside the published contract); so are the
+    // operator routes the spec lists under tenant auth, and POST /v1/workspaces.
     const all = listRoutes(contract);
     const operators = all.filter(isOperatorRoute);
     expect(operators).toContain(route);
-    expect(operators).toEqual(all.filter((r) => routeAuth(r) === 'admin_token'));
+    expect(all.filter((r) => routeAuth(r) === 'admin_token').every(isOperatorRoute)).toBe(true);
+    const others = operators.filter((r) => routeAuth(r) !== 'admin_token');
+    expect(others.map((r) => `${r.method} ${r.path}`).sort()).toEqual(
+      [
+        'POST /v1/memories/conversation',
+        'POST /v1/ingest',
+        'POST /v1/memories/:id/links',
+        'GET /v1/memories/:id/links',
+        'DELETE /v1/memories/:id/links',
+        'GET /v1/search/history',
+        'POST /v1/search/replay',
+        'POST /v1/context/feedback',
+        'PATCH /v1/profile/pins',
+        'GET /v1/profile/pins',
+        'GET /v1/audit/log',
+        'GET /v1/pruning/metrics',
+        'GET /v1/connectors/settings',
+        'PATCH /v1/connectors/settings',
+        'POST /v1/workspaces',
+      ].sort(),
+    );
     expect(
-      operators.every((r) => r.path.startsWith('/admin/') || r.path.startsWith('/v1/admin/')),
+      others.every((r) => ['api_key_or_session', 'admin_api_key'].includes(routeAuth(r))),
     ).toBe(true);
+    // Every /admin/ path is an operator route.
+    expect(all.filter((r) => r.path.startsWith('/admin/')).every(isOperatorRoute)).toBe(true);
   });
 
   it('parses the query as the server always has', () => {
