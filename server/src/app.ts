@@ -60,7 +60,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     requestDeadline({
       ms: config.requestDeadlineMs,
-      skip: (path) => isMcpPath(path) || path.startsWith('/admin/') || path.startsWith('/v1/admin/'),
+      skip: (path) =>
+        isMcpPath(path) || path.startsWith('/admin/') || path.startsWith('/v1/admin/'),
     }),
   );
 

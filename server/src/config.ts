@@ -73,7 +73,9 @@ const EnvSchema = z.object({
   /** Comma-separated CIDRs or addresses; empty: admin routes from any address. */
   MNEMO_ADMIN_IP_ALLOWLIST: optionalString,
   /** ISO instant: until then a valid admin credential bypasses the IP allowlist (logged). */
-  MNEMO_ADMIN_BREAK_GLASS_UNTIL: optionalString.pipe(z.string().datetime({ offset: true }).optional()),
+  MNEMO_ADMIN_BREAK_GLASS_UNTIL: optionalString.pipe(
+    z.string().datetime({ offset: true }).optional(),
+  ),
   MNEMO_ADMIN_HMAC_MAX_SKEW_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   MNEMO_HYGIENE_INTERVAL_MS: z.coerce.number().int().min(0).default(900_000),
   MNEMO_HYGIENE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
