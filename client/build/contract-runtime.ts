@@ -17,3 +17,5 @@ export {
   RETRIEVAL_PROFILES,
   SEARCH_MODES,
 } from '../../contract/src/schemas/search.js';
+export { INGEST_LIMITS } from '../../contract/src/schemas/ingest.js';
+export { splitDocumentSections, splitSectionPieces } from '../../contract/src/document-sections.js';
