@@ -21,8 +21,15 @@ const UNAVAILABLE_STATES = new Set([
 /** Whole classes: 08 connection exception, 53 insufficient resources (too many connections, disk). */
 const UNAVAILABLE_CLASSES = ['08', '53'];
 
+/**
+ * A statement that always answers one row answered none: the connection lost the answer. Raised
+ * by our own queries (not by PostgreSQL or the driver) and treated as a lost connection.
+ */
+export const INCOMPLETE_RESULT = 'INCOMPLETE_RESULT';
+
 /** postgres.js's own codes for a connection it lost or could not make, and Node's socket errors. */
 const CONNECTION_CODES = new Set([
+  INCOMPLETE_RESULT,
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',

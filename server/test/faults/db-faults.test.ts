@@ -78,10 +78,10 @@ suite('database faults answer 503 and recover [postgres]', () => {
     await database?.drop();
   });
 
-  // Open (issue 18): in one of four runs (the CI run of the whole suite) a status other than 200
-  // and 503 appeared under these faults; which one is not known yet (the message now prints the
-  // histogram). Skipped so the suite stays deterministic; bench:faults reports the histogram.
-  it.skip('never answers 500 and never leaves a request unanswered', () => {
+  // Three postgres.js defects once made this fail about one run in four (patches/postgres@3.4.9.patch,
+  // driver-patches.test.ts): a result with leading holes after a query failed mid-stream, and a
+  // transaction's connection released late or never reserved.
+  it('never answers 500 and never leaves a request unanswered', () => {
     const counts = histogram(result.records);
     const unexpected = [...counts].filter(([s]) => s !== '200' && s !== '503 SERVICE_UNAVAILABLE');
     expect(unexpected, `status histogram ${JSON.stringify([...counts])}`).toEqual([]);
@@ -100,10 +100,7 @@ suite('database faults answer 503 and recover [postgres]', () => {
     expect(result.present).toBe(result.acknowledged.length);
   });
 
-  // Open (issue 18): requests queued behind a block reservation hung by a fault kept writes
-  // failing for 5-6 s after a black hole ended (services/usage-blocks.ts no longer queues them),
-  // but about one run in three still sees a write answer 503 more than 5 s after the black hole.
-  it.skip('serves every request from 5 s after each fault ends', () => {
+  it('serves every request from 5 s after each fault ends', () => {
     for (const window of result.windows) {
       const next = result.windows.find((w) => w.start > window.start)?.start ?? result.durationMs;
       const late = result.records.filter(

@@ -93,6 +93,8 @@ export interface RequestRecord {
   code?: string;
   memoryId?: string;
   retryAfter?: string | null;
+  /** The server's request id (x-request-id), to find the request in its log. */
+  requestId?: string | null;
 }
 
 export interface ScenarioOptions {
@@ -170,6 +172,7 @@ export async function runFaultScenario(options: ScenarioOptions): Promise<Scenar
       };
       record.status = response.status;
       record.retryAfter = response.headers.get('retry-after');
+      record.requestId = response.headers.get('x-request-id');
       if (json.error?.code) record.code = json.error.code;
       if (kind === 'write' && response.status === 200 && json.memory_id)
         record.memoryId = json.memory_id;

@@ -1,9 +1,12 @@
 import { contract, routeAuth } from '@mnemo/contract';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import request from 'supertest';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { apiKeys } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
+import { cookiesOf, DASHBOARD_ENV, signToken } from '../dashboard/support.js';
 import { connect, listen, type Connected, type Listening } from '../mcp/support.js';
 
 /**
@@ -159,13 +162,21 @@ function restProbes(b: BData): Record<string, Probe[]> {
   };
 }
 
-function tenantRoutes(router: AppRouter = contract, prefix = ''): [string, AppRoute][] {
+function routesWithAuth(
+  auth: ReturnType<typeof routeAuth>,
+  router: AppRouter = contract,
+  prefix = '',
+): [string, AppRoute][] {
   return Object.entries(router).flatMap(([key, entry]): [string, AppRoute][] => {
     const name = prefix ? `${prefix}.${key}` : key;
-    if (isAppRoute(entry)) return routeAuth(entry) === 'api_key_or_session' ? [[name, entry]] : [];
-    return tenantRoutes(entry as AppRouter, name);
+    if (isAppRoute(entry)) return routeAuth(entry) === auth ? [[name, entry]] : [];
+    return routesWithAuth(auth, entry as AppRouter, name);
   });
 }
+const tenantRoutes = () => routesWithAuth('api_key_or_session');
+
+/** A's credentials for a request: its API key, or its console session (CSRF on unsafe methods). */
+type Credentials = (method: string) => Record<string, string>;
 
 /** Strings of B's that A must never be shown, except those A itself sent in that request. */
 function leaksIn(answer: string, sent: string, forbidden: string[]): string[] {
@@ -183,6 +194,23 @@ describeDb(
     let forbidden: string[];
 
     const as = (tenant: TestTenant) => ({ 'x-api-key': tenant.apiKey });
+
+    /** A console user's sign-in: a workspace of its own and a session cookie for it. */
+    async function signIn(user: string): Promise<{ cookie: string; csrf: string }> {
+      const token = await signToken(user);
+      const boot = await request(t.app)
+        .post('/v1/dashboard/bootstrap')
+        .send({ access_token: token });
+      expect(boot.status, JSON.stringify(boot.body)).toBe(200);
+      const session = await request(t.app)
+        .post('/v1/dashboard/session')
+        .send({ access_token: token, workspace_id: boot.body.data.workspace.id });
+      expect(session.status, JSON.stringify(session.body)).toBe(200);
+      return {
+        cookie: `svc_dash_session=${cookiesOf(session).svc_dash_session}`,
+        csrf: session.body.data.csrf_token as string,
+      };
+    }
 
     /** B's view of its own data, to compare before and after the sweep. */
     async function snapshotOfB(): Promise<unknown> {
@@ -215,7 +243,7 @@ describeDb(
     }
 
     beforeAll(async () => {
-      t = await createTestApp();
+      t = await createTestApp(DASHBOARD_ENV);
       a = t.tenant;
       b = await t.addTenant('workspace-b');
       http = await listen(t.app);
@@ -293,7 +321,8 @@ describeDb(
       await t?.close();
     });
 
-    it('REST: every tenant route of the contract answers A with 404 or A’s own data only', async () => {
+    /** Every tenant route with B's ids, as A with these credentials: the problems found. */
+    async function sweepRest(credentials: Credentials): Promise<string[]> {
       const before = await snapshotOfB();
       const table = restProbes(bData);
       const routes = tenantRoutes();
@@ -309,7 +338,7 @@ describeDb(
         for (const probe of probes) {
           const path = route.path.replace(/:(\w+)/g, (_, key: string) => probe.params?.[key] ?? '');
           const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete' | 'put';
-          let req = request(t.app)[method](path).set(as(a));
+          let req = request(t.app)[method](path).set(credentials(route.method));
           for (const [key, value] of Object.entries(probe.headers ?? {})) req = req.set(key, value);
           if (probe.query) req = req.query(probe.query);
           const res = probe.body === undefined ? await req : await req.send(probe.body as object);
@@ -326,7 +355,8 @@ describeDb(
               value === undefined
                 ? undefined
                 : (JSON.parse(JSON.stringify(value).replaceAll(bId, missingId)) as object);
-            let twin = request(t.app)[method](path.replaceAll(bId, missingId)).set(as(a));
+            const twinPath = path.replaceAll(bId, missingId);
+            let twin = request(t.app)[method](twinPath).set(credentials(route.method));
             if (probe.query) twin = twin.query(swap(probe.query)!);
             const other =
               probe.body === undefined ? await twin : await twin.send(swap(probe.body)!);
@@ -365,8 +395,92 @@ describeDb(
           }
         }
       }
-      expect(problems).toEqual([]);
       expect(await snapshotOfB()).toEqual(before);
+      return problems;
+    }
+
+    it('REST: every tenant route of the contract answers A with 404 or A’s own data only', async () => {
+      expect(await sweepRest(() => as(a))).toEqual([]);
+    }, 180_000);
+
+    it('REST through a console session of another workspace: the same answers', async () => {
+      const session = await signIn('sweep-console-user');
+      const problems = await sweepRest((method) => ({
+        cookie: session.cookie,
+        ...(method === 'GET' ? {} : { 'x-csrf-token': session.csrf }),
+      }));
+      expect(problems).toEqual([]);
+    }, 180_000);
+
+    it('dashboard routes: B’s workspace and keys are refused to A’s session, and unchanged', async () => {
+      const session = await signIn('sweep-dashboard-user');
+      const [bKey] = await t.database.db
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(eq(apiKeys.workspaceId, b.workspaceId));
+      expect(bKey).toBeDefined();
+      const bKeyId = bKey!.id;
+      const refused = (res: request.Response) => {
+        expect([403, 404]).toContain(res.status);
+        expect(res.body).toMatchObject({ ok: false, error: { code: expect.any(String) } });
+      };
+      const probes: Record<
+        string,
+        Array<{ query?: object; body?: object; check: (res: request.Response) => void }>
+      > = {
+        'dashboard.listDashboardApiKeys': [
+          { query: { workspace_id: b.workspaceId }, check: refused },
+          { check: (res) => expect(res.status).toBe(200) },
+        ],
+        'dashboard.createDashboardApiKey': [
+          { body: { workspace_id: b.workspaceId, name: 'sneaky' }, check: refused },
+        ],
+        'dashboard.revokeDashboardApiKey': [{ body: { api_key_id: bKeyId }, check: refused }],
+        'dashboard.listDashboardWorkspaces': [{ check: (res) => expect(res.status).toBe(200) }],
+        'dashboard.createDashboardWorkspace': [
+          {
+            body: { name: 'sweep second workspace' },
+            check: (res) => expect(res.status).toBe(200),
+          },
+        ],
+        'dashboard.getOverviewStats': [{ check: (res) => expect(res.status).toBe(200) }],
+        // Last: it ends the session.
+        'dashboard.logoutDashboard': [{ check: (res) => expect(res.status).toBe(200) }],
+      };
+      const routes = routesWithAuth('dashboard_session');
+      const unlisted = routes.map(([name]) => name).filter((name) => !(name in probes));
+      expect(unlisted, 'dashboard routes missing from the sweep: add them').toEqual([]);
+
+      const keysBefore = await t.database.db
+        .select()
+        .from(apiKeys)
+        .where(eq(apiKeys.workspaceId, b.workspaceId));
+      const problems: string[] = [];
+      for (const [name, calls] of Object.entries(probes)) {
+        const route = routes.find(([n]) => n === name)![1];
+        for (const probe of calls) {
+          const method = route.method.toLowerCase() as 'get' | 'post';
+          let req = request(t.app)[method](route.path).set('cookie', session.cookie);
+          if (route.method !== 'GET') req = req.set('x-csrf-token', session.csrf);
+          if (probe.query) req = req.query(probe.query);
+          const res = probe.body === undefined ? await req : await req.send(probe.body);
+          const label = `${name} ${JSON.stringify(probe.query ?? probe.body ?? {})}`;
+          const leaks = leaksIn(res.text, JSON.stringify([probe.query, probe.body]), [
+            ...forbidden,
+            bKeyId,
+          ]);
+          if (leaks.length > 0) problems.push(`${label}: answer holds B's ${leaks.join(', ')}`);
+          try {
+            probe.check(res);
+          } catch (error) {
+            problems.push(`${label}: ${res.status} ${(error as Error).message.split('\n')[0]}`);
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+      expect(
+        await t.database.db.select().from(apiKeys).where(eq(apiKeys.workspaceId, b.workspaceId)),
+      ).toEqual(keysBefore);
     }, 180_000);
 
     it('MCP: every tool answers A with NOT_FOUND or A’s own data only', async () => {

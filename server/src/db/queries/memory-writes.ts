@@ -10,6 +10,7 @@ import {
   toVectorLiteral,
 } from '../schema/index.js';
 import type { Database } from '../client.js';
+import { INCOMPLETE_RESULT } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension } from './vector.js';
 import { inOneTrip, step, Statement, type Queryable } from './statement.js';
@@ -202,7 +203,12 @@ export async function writeLookups(
     embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
     limit: nearest?.limit ?? 0,
   });
-  if (!row) throw new DatabaseError('write lookups returned no row');
+  // The statement selects exactly one row whatever the data: none back means the driver lost
+  // the answer (seen, rarely, around a network black hole), so it is a fault to retry, not a 500.
+  if (!row)
+    throw new DatabaseError('write lookups returned no row', {
+      cause: { code: INCOMPLETE_RESULT },
+    });
   return {
     idempotency:
       row.requestHash !== null && row.response !== null
