@@ -46,6 +46,31 @@ export interface BlockMeteringOptions {
  * drawing blocks near a cap leave each other room and fall back to exact reservations in time. */
 const HEADROOM_SHARE = 8;
 
+/**
+ * A block reserves this many times its first request's amounts for each request it is sized for:
+ * requests of one kind differ in size (text length, query tokens), and blocks sized on a small
+ * one ran out after a few larger ones, each time costing a reservation round trip.
+ */
+const SIZE_SLACK = 2;
+/** Resources whose amount varies from request to request; the others count requests. */
+const SIZED_RESOURCES: ReadonlySet<UsageResource> = new Set([
+  'embed_tokens',
+  'gen_tokens',
+  'storage',
+]);
+
+/** What a block for `requests` requests like `item` reserves of its resource. */
+const blockAmount = (item: MeteredItem, requests: number) =>
+  item.amount * requests * (SIZED_RESOURCES.has(item.resource) ? SIZE_SLACK : 1);
+
+/**
+ * How long a request waits for the block of its kind another request is opening before it
+ * reserves exactly: a block opens in one round trip, and without the wait every request arriving
+ * meanwhile made two statements of its own; a hung opening (a database fault) holds each request
+ * up by this much at most.
+ */
+const OPENING_WAIT_MS = 50;
+
 /** How long a refused request waits for its process's idle blocks to give back their remainder. */
 const SETTLE_WAIT_MS = 1000;
 
@@ -111,13 +136,19 @@ export class BlockMeter {
     const block = this.blocks.get(key);
     if (block && fits(block, items)) return this.take(block, items);
     if (block) this.close(block);
-    // While another request opens this kind's next block, reserve exactly rather than queue
-    // behind its round trip: a hung statement (a database fault) must hold up one request, not
-    // every request of its kind until it times out.
-    if (!this.opening.has(key)) {
+    const opening = this.opening.get(key);
+    if (opening) {
+      // Another request is opening this kind's next block: wait for it, but only briefly, so a
+      // hung statement holds up one request rather than every request of its kind.
+      const fresh = await Promise.race([
+        opening.catch(() => undefined),
+        delay(OPENING_WAIT_MS).then(() => undefined),
+      ]);
+      if (fresh && fits(fresh, items)) return this.take(fresh, items);
+    } else {
       const requests = Math.min(
         this.options.requestsPerBlock,
-        Math.floor((this.headroom.get(key) ?? 0) / HEADROOM_SHARE),
+        Math.floor((this.headroom.get(key) ?? 0) / (HEADROOM_SHARE * SIZE_SLACK)),
       );
       if (requests >= 2) {
         const opened = this.open(key, workspaceId, items, requests, plan);
@@ -180,7 +211,10 @@ export class BlockMeter {
       await Promise.race([Promise.all(idle), delay(SETTLE_WAIT_MS)]);
       reserved = await this.ledger.reserve(workspaceId, items, plan);
     }
-    this.headroom.set(key, headroomAfter(reserved.counters, items, 1));
+    this.headroom.set(
+      key,
+      headroomAfter(reserved.counters, items, (item) => item.amount),
+    );
     let settled = false;
     const settle = async (outcome: 'committed' | 'released', actual?: Record<string, number>) => {
       if (settled) return;
@@ -200,7 +234,7 @@ export class BlockMeter {
     requests: number,
     plan: string,
   ): Promise<Block | undefined> {
-    const blockItems = items.map((item) => ({ ...item, amount: item.amount * requests }));
+    const blockItems = items.map((item) => ({ ...item, amount: blockAmount(item, requests) }));
     let reserved: { id: string; counters: CounterState[] };
     try {
       reserved = await this.ledger.reserve(workspaceId, blockItems, plan);
@@ -210,7 +244,10 @@ export class BlockMeter {
       this.headroom.set(key, 0);
       return undefined;
     }
-    this.headroom.set(key, headroomAfter(reserved.counters, items, requests));
+    this.headroom.set(
+      key,
+      headroomAfter(reserved.counters, items, (item) => blockAmount(item, requests)),
+    );
     let markSettled = () => {};
     const settled = new Promise<void>((resolve) => (markSettled = resolve));
     const block: Block = {
@@ -305,18 +342,19 @@ function fits(block: Block, items: MeteredItem[]): boolean {
   );
 }
 
-/** How many more requests like `items` the counters take after `requests` of them were reserved. */
-function headroomAfter(counters: CounterState[], items: MeteredItem[], requests: number): number {
+/** How many more requests like `items` the counters take after `reserved` of each was reserved. */
+function headroomAfter(
+  counters: CounterState[],
+  items: MeteredItem[],
+  reserved: (item: MeteredItem) => number,
+): number {
   let fewest = Number.POSITIVE_INFINITY;
   for (const item of items) {
     if (item.amount <= 0) continue;
     const counter = counters.find((c) => c.resource === item.resource);
     if (!counter) return 0;
     const left =
-      Number(counter.cap) -
-      Number(counter.used) -
-      Number(counter.reserved) -
-      item.amount * requests;
+      Number(counter.cap) - Number(counter.used) - Number(counter.reserved) - reserved(item);
     fewest = Math.min(fewest, Math.floor(left / item.amount));
   }
   return Number.isFinite(fewest) ? Math.max(0, fewest) : 0;

@@ -84,6 +84,41 @@ describeDb('block metering', () => {
     expect(meter.unsettled(ws)).toEqual([]);
   });
 
+  it('requests arriving while a block opens take from it instead of reserving on their own', async () => {
+    const ws = await newWorkspace(database.db);
+    const { meter, calls } = blockMeter();
+    // The first request is exact and measures the headroom; then 16 arrive at once.
+    await (await meter.reserve(ws, [readItem()], 'launch')).commit();
+    const held = await Promise.all(
+      Array.from({ length: 16 }, () => meter.reserve(ws, [readItem()], 'launch')),
+    );
+    await Promise.all(held.map((holding) => holding.commit()));
+    expect(calls.reserve).toBe(2); // the exact one and one block
+    await meter.drain();
+    expect(await counter(database.db, ws, 'reads', DAY)).toEqual({ used: 17, reserved: 0 });
+  });
+
+  it('a block sized on a small request still serves a run of larger ones', async () => {
+    const ws = await newWorkspace(database.db);
+    const { meter, calls } = blockMeter();
+    const tokens = (amount: number): MeteredItem => ({
+      resource: 'embed_tokens',
+      windowKind: 'period',
+      windowStart: DAY,
+      amount,
+      cap: 1_000_000,
+      resetsAt: undefined,
+    });
+    // Query sizes vary: 10 to 19 tokens, the first (which sizes the blocks) the smallest.
+    for (let i = 0; i < 64; i++) {
+      const size = 10 + (i % 10);
+      await (await meter.reserve(ws, [readItem(), tokens(size)], 'launch')).commit();
+    }
+    // One exact reservation, then blocks of 32 requests: a block sized on 10 tokens a request
+    // would run out after about 22 of these.
+    expect(calls.reserve).toBeLessThanOrEqual(1 + Math.ceil(63 / 32));
+  });
+
   it('commits actual amounts and refunds released requests', async () => {
     const ws = await newWorkspace(database.db);
     const { meter } = blockMeter();
