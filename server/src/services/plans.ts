@@ -211,6 +211,31 @@ export interface PlanServiceOptions {
 /** Seconds a client should wait after an entitlement check failed. */
 export const ENTITLEMENT_RETRY_AFTER_SECONDS = 30;
 
+interface CachedEntitlement {
+  entitlement: WorkspaceEntitlement | undefined;
+  /** When it was read (ms). */
+  at: number;
+  /** The effective plan computed from it, and the span of time (ms) it holds for. */
+  plan?: { value: EffectivePlan; from: number; until: number };
+}
+
+/**
+ * The effective plan of a cached entitlement, computed again only when `now` leaves the span it
+ * was computed for: metered requests resolve the plan two or three times each, and it changes
+ * only at the end of the UTC day or of the period, and at the entitlement's start, end or grace.
+ */
+function planOfCached(workspaceId: string, cached: CachedEntitlement, now: Date): EffectivePlan {
+  const at = now.getTime();
+  if (cached.plan && at >= cached.plan.from && at < cached.plan.until) return cached.plan.value;
+  const value = effectivePlan(workspaceId, cached.entitlement, now);
+  const changes = [utcDay(now).end, value.period.end];
+  const { periodStart, periodEnd, graceUntil } = cached.entitlement ?? {};
+  for (const moment of [periodStart, periodEnd, graceUntil])
+    if (moment && moment > now) changes.push(moment);
+  cached.plan = { value, from: at, until: Math.min(...changes.map((d) => d.getTime())) };
+  return value;
+}
+
 /**
  * Resolves a workspace's effective plan from its entitlement. Reads are cached briefly per
  * workspace (quotas are checked on every metered request); the effective plan is computed at
@@ -218,10 +243,7 @@ export const ENTITLEMENT_RETRY_AFTER_SECONDS = 30;
  * call throws 503 `ENTITLEMENT_DEGRADED`; the last plan read stays available to reads.
  */
 export class PlanService {
-  private readonly cache = new Map<
-    string,
-    { entitlement: WorkspaceEntitlement | undefined; at: number }
-  >();
+  private readonly cache = new Map<string, CachedEntitlement>();
   private readonly cacheMs: number;
   private readonly loader: EntitlementLoader;
   private readonly logger: Logger | undefined;
@@ -237,7 +259,7 @@ export class PlanService {
   async resolve(workspaceId: string, now: Date = new Date()): Promise<EffectivePlan> {
     const cached = this.cache.get(workspaceId);
     if (cached && now.getTime() - cached.at < this.cacheMs) {
-      return effectivePlan(workspaceId, cached.entitlement, now);
+      return planOfCached(workspaceId, cached, now);
     }
     let entitlement: WorkspaceEntitlement | undefined;
     try {
@@ -251,14 +273,15 @@ export class PlanService {
         { 'Retry-After': String(ENTITLEMENT_RETRY_AFTER_SECONDS) },
       );
     }
-    this.cache.set(workspaceId, { entitlement, at: now.getTime() });
-    return effectivePlan(workspaceId, entitlement, now);
+    const entry: CachedEntitlement = { entitlement, at: now.getTime() };
+    this.cache.set(workspaceId, entry);
+    return planOfCached(workspaceId, entry, now);
   }
 
   /** The plan from the last successful read, however old; undefined if none. */
   lastKnown(workspaceId: string, now: Date = new Date()): EffectivePlan | undefined {
     const cached = this.cache.get(workspaceId);
-    return cached ? effectivePlan(workspaceId, cached.entitlement, now) : undefined;
+    return cached ? planOfCached(workspaceId, cached, now) : undefined;
   }
 
   /** Forgets cached reads (after billing changed an entitlement); all when no id is given. */
