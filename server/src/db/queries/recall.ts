@@ -1,7 +1,7 @@
 import { and, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { executeRows, type Database } from '../client.js';
-import { memories, memoryChunks } from '../schema/index.js';
+import { memories, memoryChunks, memoryLifecycleEvents } from '../schema/index.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
 
 type Scalar = string | number | boolean | null;
@@ -20,6 +20,12 @@ export interface RecallFilter {
   metadataMode?: 'and' | 'or';
   createdFrom?: Date;
   createdTo?: Date;
+  /**
+   * Also memories that are history rather than current truth: those whose time-bound wording
+   * has expired (`expires_at` passed, whether the hygiene job has archived them yet or not).
+   * Replaced memories and those archived by plan retention stay out.
+   */
+  history?: boolean;
 }
 
 /** A recalled chunk with what ranking needs to know about its memory. */
@@ -60,12 +66,14 @@ function recallConditions(filter: RecallFilter): SQL[] {
  * the request's scope, namespace, container tag, types, metadata and time window.
  */
 export function memoryFilterConditions(filter: RecallFilter): SQL[] {
-  const conditions: Array<SQL | undefined> = [
-    // Replaced and archived memories never come back; neither do expired ones the hygiene job
-    // has not archived yet.
-    eq(memories.lifecycleState, 'active'),
-    or(isNull(memories.expiresAt), sql`${memories.expiresAt} > now()`),
-  ];
+  const conditions: Array<SQL | undefined> = filter.history
+    ? [historyCondition]
+    : [
+        // Replaced and archived memories never come back; neither do expired ones the hygiene
+        // job has not archived yet.
+        eq(memories.lifecycleState, 'active'),
+        or(isNull(memories.expiresAt), sql`${memories.expiresAt} > now()`),
+      ];
   if (filter.scope !== undefined) conditions.push(eq(memories.scope, filter.scope));
   if (filter.namespace !== undefined) conditions.push(eq(memories.namespace, filter.namespace));
   if (filter.containerTag !== undefined)
@@ -82,6 +90,15 @@ export function memoryFilterConditions(filter: RecallFilter): SQL[] {
   if (filter.createdTo) conditions.push(lte(memories.createdAt, filter.createdTo));
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }
+
+/**
+ * Live memories, and expired ones: still active, or archived by the hygiene job's expiry rule (an
+ * archive with an `expires_at` passed, unless plan retention archived it).
+ */
+const historyCondition = sql`(${memories.lifecycleState} = 'active'
+  or (${memories.lifecycleState} = 'archived' and ${memories.expiresAt} <= now()
+    and not exists (select 1 from ${memoryLifecycleEvents}
+      where ${memoryLifecycleEvents.memoryId} = ${memories.id} and ${memoryLifecycleEvents.rule} = 'retention')))`;
 
 const recalledColumns = {
   chunkId: memoryChunks.id,
