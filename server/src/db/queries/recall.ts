@@ -2,6 +2,7 @@ import { and, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-o
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { executeRows, type Database } from '../client.js';
 import { memories, memoryChunks, memoryLifecycleEvents } from '../schema/index.js';
+import { PREFIX_MIN } from '../../text/tokens.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
 
 type Scalar = string | number | boolean | null;
@@ -148,12 +149,13 @@ export async function vectorRecall(
 }
 
 /**
- * Any query word may match (an OR of the query's lexemes, not websearch's AND): a question
- * rarely repeats every word of the memory that answers it.
+ * One query lexeme as tsquery text, right-truncated as `stemsMeet` (text/tokens.ts) matches: the
+ * lexeme and the longer words it begins (`'allergi':*`), and its own shorter beginnings of at
+ * least PREFIX_MIN letters (`'aller' | 'allerg'`).
  */
-function orQuery(query: string): SQL {
-  return sql`replace(plainto_tsquery('english', ${query})::text, '&', '|')::tsquery`;
-}
+const truncatedLexeme = sql`(select string_agg(quote_literal(left(lexeme, n))
+      || case when n = length(lexeme) and n >= ${sql.raw(String(PREFIX_MIN))} then ':*' else '' end, ' | ')
+    from generate_series(least(${sql.raw(String(PREFIX_MIN))}, length(lexeme)), length(lexeme)) as n)`;
 
 /** Longest list of query lexemes the keyword rank weighs one by one. */
 const MAX_RANKED_LEXEMES = 32;
@@ -208,11 +210,16 @@ export function keywordRecallQuery(
         eq(memoryChunks.workspaceId, filter.workspaceId),
         eq(memoryChunks.ownerType, filter.ownerType),
         eq(memoryChunks.ownerId, filter.ownerId),
-        sql`${memoryChunks.tsv} @@ ${orQuery(query)}`,
+        // Any query word may match (an OR, not websearch's AND): a question rarely repeats
+        // every word of the memory that answers it.
+        sql`${memoryChunks.tsv} @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery`,
       )}`;
-  return sql`with terms as (
-      select i, quote_literal(lexeme)::tsquery as lexeme
+  return sql`with lexemes as (
+      select i, ${truncatedLexeme} as expansion
       from unnest(tsvector_to_array(to_tsvector('english', ${query}::text))) with ordinality as t(lexeme, i)
+    ),
+    terms as (
+      select i, expansion::tsquery as lexeme from lexemes
       where i <= ${sql.raw(String(MAX_RANKED_LEXEMES))}
     ),
     matched as materialized (
