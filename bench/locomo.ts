@@ -16,7 +16,7 @@
  * `owner`, in a workspace of its own, to count what a naive import loses (BENCH_LOCOMO_LIFECYCLE=0
  * skips it).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -31,6 +31,13 @@ import { memories } from '../server/src/db/schema/index.js';
 import { createDeps } from '../server/src/deps.js';
 import { createLogger } from '../server/src/logger.js';
 import { Bm25Index } from './locomo-bm25.js';
+import {
+  leaveOneOut,
+  mean,
+  meanRecall,
+  questionRecalls,
+  type QuestionRecalls,
+} from './locomo-folds.js';
 import {
   CATEGORY_NAMES,
   KS,
@@ -51,6 +58,10 @@ const PROFILES = (process.env.BENCH_LOCOMO_PROFILES ?? 'balanced,recall,precisio
 ) as Array<'balanced' | 'recall' | 'precision'>;
 const SPACE = (process.env.BENCH_LOCOMO_SPACE ?? 'turn') as 'turn' | 'session' | 'owner';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+/** Names this run's settings in the fold table and in a saved file (BENCH_LOCOMO_SAVE). */
+const LABEL = process.env.BENCH_LOCOMO_LABEL ?? 'now';
+/** min_score thresholds whose precision and recall the bench reports. */
+const THRESHOLDS = [0.3, 0.5, 0.7];
 const DEPTH = 50;
 
 function dataPath(): string {
@@ -261,15 +272,14 @@ async function main(): Promise<void> {
         ),
       );
     }
-    const bm25 = summarise(
-      data.questions,
-      data.questions.map((q) =>
-        indexes
-          .get(q.conversation)!
-          .search(q.question, DEPTH)
-          .map((id) => [id]),
-      ),
+    const bm25Lists = data.questions.map((q) =>
+      indexes
+        .get(q.conversation)!
+        .search(q.question, DEPTH)
+        .map((id) => [id]),
     );
+    const bm25 = summarise(data.questions, bm25Lists);
+    const bm25PerQuestion = questionRecalls('BM25', data.questions, bm25Lists);
 
     /** Every question through POST /v1/search; the evidence turns each answer holds, best first. */
     const searchAll = async (
@@ -280,7 +290,7 @@ async function main(): Promise<void> {
     ) => {
       const t1 = performance.now();
       const ranked = await pool(data.questions, CONCURRENCY, async (question: Question) => {
-        const response = await post<{ results: Array<{ memory_id: string }> }>(
+        const response = await post<{ results: Array<{ memory_id: string; score: number }> }>(
           `${app.base}/v1/search`,
           apiKey,
           {
@@ -293,14 +303,32 @@ async function main(): Promise<void> {
         );
         return response.results.map((hit) => {
           const dia = diaOf.get(hit.memory_id);
-          return dia ? [dia.slice(question.conversation.length + 1)] : [];
+          return {
+            ids: dia ? [dia.slice(question.conversation.length + 1)] : [],
+            score: hit.score,
+          };
         });
       });
       const ms = (performance.now() - t1) / data.questions.length;
-      return { mode, profile, row: summarise(data.questions, ranked), ms };
+      const lists = ranked.map((hits) => hits.map((hit) => hit.ids));
+      return {
+        mode,
+        profile,
+        row: summarise(data.questions, lists),
+        ms,
+        perQuestion: questionRecalls(`${LABEL}:${mode}/${profile}`, data.questions, lists),
+        scored: ranked,
+      };
     };
 
-    const results: Array<{ mode: string; profile: string; row: RecallRow; ms: number }> = [];
+    const results: Array<{
+      mode: string;
+      profile: string;
+      row: RecallRow;
+      ms: number;
+      perQuestion: QuestionRecalls;
+      scored: Array<Array<{ ids: string[]; score: number }>>;
+    }> = [];
     for (const mode of MODES) {
       for (const profile of PROFILES) {
         results.push(await searchAll(mode, profile, key, memoryToDia));
@@ -374,6 +402,8 @@ async function main(): Promise<void> {
         );
       }
     }
+    foldTables(say, data.questions, data.conversations, results, bm25PerQuestion);
+    if (main) precisionRecall(say, data.questions, main);
     say();
     say(
       'Ingest: lifecycle outcomes of the turn writes. `turn`: one namespace per turn (what the figures above searched); ' +
@@ -392,6 +422,10 @@ async function main(): Promise<void> {
           `${r.keptAsHistory} | ${s.active ?? 0} / ${s.replaced ?? 0} / ${s.archived ?? 0} / ${s.expired ?? 0} | ${r.lost} (${((100 * r.lost) / r.turns).toFixed(1)}%) |`,
       );
     }
+    if (process.env.BENCH_LOCOMO_SAVE) {
+      const saved = Object.fromEntries(results.map((r) => [r.perQuestion.label, r.perQuestion]));
+      writeFileSync(process.env.BENCH_LOCOMO_SAVE, JSON.stringify(saved));
+    }
     const text = lines.join('\n') + '\n';
     console.log('\n' + text);
     if (process.env.BENCH_LOCOMO_WRITE !== '0') {
@@ -405,6 +439,142 @@ async function main(): Promise<void> {
     await deps.audit.drain();
     await database.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+type Say = (line?: string) => void;
+
+/** Per-question recalls saved by earlier runs (BENCH_LOCOMO_BASELINE, comma list of files). */
+function savedRuns(): QuestionRecalls[] {
+  const paths = (process.env.BENCH_LOCOMO_BASELINE ?? '').split(',').filter(Boolean);
+  return paths.flatMap((path) =>
+    Object.values(JSON.parse(readFileSync(path, 'utf8')) as Record<string, QuestionRecalls>),
+  );
+}
+
+/**
+ * Leave-conversations-out: each conversation's figures as a held-out fold, their mean and the
+ * worst beside the full-dev figure; per category for the default search; and, when there is more
+ * than one candidate setting of the default mode (this run's profiles, runs saved earlier), which
+ * one the other conversations would have chosen and what it got on the held-out one.
+ */
+function foldTables(
+  say: Say,
+  questions: Question[],
+  conversations: string[],
+  results: Array<{ mode: string; profile: string; perQuestion: QuestionRecalls }>,
+  bm25: QuestionRecalls,
+): void {
+  const runs = [bm25, ...results.map((r) => r.perQuestion), ...savedRuns()];
+  const of = (conversation: string) => (q: Question) => q.conversation === conversation;
+  const all = () => true;
+  say();
+  say(
+    'Leave-conversations-out: R@10 on each conversation as a held-out fold (R@5 mean and worst after), ' +
+      'the mean and the worst fold beside the full-dev figure.',
+  );
+  say();
+  say(
+    `| retriever | ${conversations.join(' | ')} | R@10 fold mean | R@10 worst | R@10 full dev | R@5 fold mean | R@5 worst | R@5 full dev |`,
+  );
+  say(`|---|${conversations.map(() => '---').join('|')}|---|---|---|---|---|---|`);
+  for (const run of runs) {
+    const folds10 = conversations.map((c) => meanRecall(run, questions, 10, of(c)));
+    const folds5 = conversations.map((c) => meanRecall(run, questions, 5, of(c)));
+    say(
+      `| ${run.label} | ${folds10.map(fmt).join(' | ')} | ${fmt(mean(folds10))} | ${fmt(Math.min(...folds10))} | ` +
+        `${fmt(meanRecall(run, questions, 10, all))} | ${fmt(mean(folds5))} | ${fmt(Math.min(...folds5))} | ${fmt(meanRecall(run, questions, 5, all))} |`,
+    );
+  }
+  const main = results.find((r) => r.mode === 'hybrid' && r.profile === 'balanced') ?? results[0];
+  if (!main) return;
+  const categories = [...new Set(questions.map((q) => q.category))].sort();
+  say();
+  say(
+    'R@10 by category, leave-conversations-out (fold mean / worst fold / full dev); a fold without questions of a category is left out of its mean.',
+  );
+  say();
+  say(`| retriever | ${categories.map((c) => `${c} ${CATEGORY_NAMES[c] ?? ''}`).join(' | ')} |`);
+  say(`|---|${categories.map(() => '---').join('|')}|`);
+  for (const run of [bm25, ...results.map((r) => r.perQuestion)]) {
+    const cells = categories.map((category) => {
+      const folds = conversations
+        .map((c) =>
+          meanRecall(run, questions, 10, (q) => q.conversation === c && q.category === category),
+        )
+        .filter((value) => !Number.isNaN(value));
+      const full = meanRecall(run, questions, 10, (q) => q.category === category);
+      return `${fmt(mean(folds))} / ${fmt(Math.min(...folds))} / ${fmt(full)}`;
+    });
+    say(`| ${run.label} | ${cells.join(' | ')} |`);
+  }
+  const family = runs.filter((run) => run.label.includes(`:${main.mode}/`));
+  const candidates = [main.perQuestion, ...family.filter((run) => run !== main.perQuestion)];
+  if (candidates.length < 2) return;
+  const folds = leaveOneOut(candidates, questions, conversations);
+  say();
+  say(
+    `Setting chosen on the other conversations (best R@10 among ${candidates.map((c) => c.label).join(', ')}), reported on the held-out one:`,
+  );
+  say();
+  say('| held out | chosen on the others | its R@10 there | held-out R@5 | held-out R@10 |');
+  say('|---|---|---|---|---|');
+  for (const fold of folds) {
+    say(
+      `| ${fold.heldOut} | ${fold.chosen} | ${fmt(fold.tunedR10)} | ${fmt(fold.heldOut5)} | ${fmt(fold.heldOut10)} |`,
+    );
+  }
+  const held10 = folds.map((fold) => fold.heldOut10);
+  const held5 = folds.map((fold) => fold.heldOut5);
+  say(
+    `| **mean / worst** | | | ${fmt(mean(held5))} / ${fmt(Math.min(...held5))} | ${fmt(mean(held10))} / ${fmt(Math.min(...held10))} |`,
+  );
+}
+
+/**
+ * What `min_score` keeps, for the default search: over the questions with evidence, precision is
+ * the share of the results scoring at least the threshold (within the first page of 50) that are
+ * evidence turns, recall the share of the evidence turns among them. A question has one to a few
+ * evidence turns, so precision stays low at any threshold; what matters is how it moves.
+ */
+function precisionRecall(
+  say: Say,
+  questions: Question[],
+  run: { mode: string; profile: string; scored: Array<Array<{ ids: string[]; score: number }>> },
+): void {
+  say();
+  say(
+    `min_score on the default search (${run.mode}, ${run.profile}): precision and recall of the results at or above it ` +
+      '(questions with evidence; results within the first 50), and results kept per question.',
+  );
+  say();
+  say(
+    '| min_score | precision | recall | results kept per question | questions with nothing kept |',
+  );
+  say('|---|---|---|---|---|');
+  for (const threshold of [0, ...THRESHOLDS]) {
+    let kept = 0;
+    let relevant = 0;
+    let evidence = 0;
+    let found = 0;
+    let empty = 0;
+    let counted = 0;
+    questions.forEach((question, i) => {
+      if (question.evidence.length === 0) return;
+      counted += 1;
+      const hits = (run.scored[i] ?? []).filter((hit) => hit.score >= threshold);
+      const wanted = new Set(question.evidence);
+      const ids = new Set(hits.flatMap((hit) => hit.ids));
+      kept += hits.length;
+      relevant += hits.filter((hit) => hit.ids.some((id) => wanted.has(id))).length;
+      evidence += wanted.size;
+      found += [...wanted].filter((id) => ids.has(id)).length;
+      if (hits.length === 0) empty += 1;
+    });
+    say(
+      `| ${threshold.toFixed(1)} | ${fmt((100 * relevant) / Math.max(1, kept))} | ${fmt((100 * found) / Math.max(1, evidence))} | ` +
+        `${(kept / Math.max(1, counted)).toFixed(1)} | ${empty} |`,
+    );
   }
 }
 

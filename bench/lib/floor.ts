@@ -40,9 +40,14 @@ export function vectorParams(owner: FloorOwner, literal: string, limit: number):
 }
 
 /** BM25 keyword recall in one statement. Parameters: see {@link keywordParams}. */
-export const KEYWORD_SQL = `with terms as (
-      select i, quote_literal(lexeme)::tsquery as lexeme
+export const KEYWORD_SQL = `with lexemes as (
+      select i, (select string_agg(quote_literal(left(lexeme, n))
+          || case when n = length(lexeme) and n >= 5 then ':*' else '' end, ' | ')
+        from generate_series(least(5, length(lexeme)), length(lexeme)) as n) as expansion
       from unnest(tsvector_to_array(to_tsvector('english', $1::text))) with ordinality as t(lexeme, i)
+    ),
+    terms as (
+      select i, expansion::tsquery as lexeme from lexemes
       where i <= 32
     ),
     matched as materialized (
@@ -56,13 +61,13 @@ export const KEYWORD_SQL = `with terms as (
       from "memories"
       where ("memories"."id" = "memory_chunks"."memory_id" and "memories"."lifecycle_state" = $2 and ("memories"."expires_at" is null or "memories"."expires_at" > now()))
       limit 1) as live
-      where ("memory_chunks"."workspace_id" = $3 and "memory_chunks"."owner_type" = $4 and "memory_chunks"."owner_id" = $5 and "memory_chunks"."tsv" @@ replace(plainto_tsquery('english', $6)::text, '&', '|')::tsquery)
+      where ("memory_chunks"."workspace_id" = $3 and "memory_chunks"."owner_type" = $4 and "memory_chunks"."owner_id" = $5 and "memory_chunks"."tsv" @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery)
     ),
     hits as materialized (
       select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
     ),
     collection as (
-      select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $7 and "memory_chunks"."owner_type" = $8 and "memory_chunks"."owner_id" = $9)))::float8) as total,
+      select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $6 and "memory_chunks"."owner_type" = $7 and "memory_chunks"."owner_id" = $8)))::float8) as total,
         greatest(1, avg(matched.length)) as average_length
       from matched
     ),
@@ -85,7 +90,7 @@ export const KEYWORD_SQL = `with terms as (
         / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
     from matched cross join collection left join scored using (id)
     order by rank desc, matched.id
-    limit $10`;
+    limit $9`;
 
 export function keywordParams(owner: FloorOwner, query: string, limit: number): unknown[] {
   return [
@@ -94,7 +99,6 @@ export function keywordParams(owner: FloorOwner, query: string, limit: number): 
     owner.workspaceId,
     owner.ownerType,
     owner.ownerId,
-    query,
     owner.workspaceId,
     owner.ownerType,
     owner.ownerId,

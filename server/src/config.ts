@@ -346,7 +346,7 @@ export const SERVER_VERSION = '0.1.0';
 export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
 
 const DEFAULT_EMBEDDING_MODEL = {
-  local: 'mnemo-local-v1',
+  local: 'mnemo-local-v2',
   openai: 'text-embedding-3-small',
 } as const;
 

@@ -3,6 +3,11 @@
  * what a word is.
  */
 
+import { createRequire } from 'node:module';
+
+// A CommonJS function without type declarations; typed here once.
+const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
+
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 
 /** Lower-cased NFKC words; apostrophe contractions stay one token ("don't"). */
@@ -20,37 +25,38 @@ export const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** Stems already computed: a memory's words repeat across writes, queries and reranks. */
+const stems = new Map<string, string>();
+const STEM_CACHE_SIZE = 50_000;
+
 /**
- * A small suffix stripper (a light Porter step 1): enough to make "moved"/"moving"/"moves" and
- * "cities"/"city" meet, cheap enough to run on every token.
+ * The Porter2 (Snowball english) stem of a lower-cased word: the stemmer PostgreSQL's `english`
+ * text search configuration uses, so the keyword index and the in-process scorers (coverage,
+ * reranker, local embedder, dedupe) agree on which words meet ("moved"/"moving" → "move",
+ * "cities" → "citi"). Words with digits stay as they are.
  */
 export function stem(word: string): string {
-  if (word.length <= 3 || /\d/.test(word)) return word;
-  let w = word.replace(/['’]s$/, '');
-  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
-  else if (w.endsWith('sses')) w = w.slice(0, -2);
-  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is'))
-    w = w.slice(0, -1);
-  if (w.endsWith('eed')) {
-    if (w.length > 4) w = w.slice(0, -1);
-  } else {
-    for (const suffix of ['ing', 'ed']) {
-      if (
-        w.endsWith(suffix) &&
-        w.length - suffix.length >= 3 &&
-        /[aeiouy]/.test(w.slice(0, -suffix.length))
-      ) {
-        w = w.slice(0, -suffix.length);
-        if (/(at|bl|iz)$/.test(w)) w += 'e';
-        else if (/([^aeiouylsz])\1$/.test(w)) w = w.slice(0, -1);
-        // One short syllable ending consonant-vowel-consonant lost an e: lov(ed) → love, hik(ing) → hike.
-        else if (/^[^aeiouy]*[aeiouy][^aeiouywxy]$/.test(w)) w += 'e';
-        break;
-      }
-    }
-  }
-  if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
-  return w;
+  const known = stems.get(word);
+  if (known !== undefined) return known;
+  const stemmed = /\d/.test(word) ? word : porter2(word.replace(/’/g, "'"));
+  if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+  stems.set(word, stemmed);
+  return stemmed;
+}
+
+/** Shortest stem that also finds the longer words it begins. */
+export const PREFIX_MIN = 5;
+
+/**
+ * Whether a query stem finds a word's stem: the same stem, or one begins the other and the
+ * shorter has at least PREFIX_MIN letters. Stemming alone leaves word families apart
+ * ("allergies" → "allergi", "allergic" → "allerg"; "music", "musician"); right truncation
+ * joins them. The keyword index matches the same way (see keywordRecallQuery).
+ */
+export function stemsMeet(query: string, word: string): boolean {
+  if (query === word) return true;
+  const [short, long] = query.length < word.length ? [query, word] : [word, query];
+  return short.length >= PREFIX_MIN && long.startsWith(short);
 }
 
 /** Content-word stems: the words that carry meaning, normalised. */

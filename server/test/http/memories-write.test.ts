@@ -70,7 +70,7 @@ describeDb('POST /v1/memories', () => {
       ownerId: 'alice',
       embeddingProvider: 'local',
       embeddingDimension: 256,
-      embeddingVersion: 'local:mnemo-local-v1:256',
+      embeddingVersion: 'local:mnemo-local-v2:256',
     });
     expect(chunk?.embedding).toHaveLength(256);
   });

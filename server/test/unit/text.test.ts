@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
 import { canonicalHash, canonicalText, lexicalSimilarity } from '../../src/text/canonical.js';
 import { scanPii } from '../../src/text/pii.js';
-import { stem } from '../../src/text/tokens.js';
+import { stem, stemsMeet } from '../../src/text/tokens.js';
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
 
@@ -17,7 +17,7 @@ describe('local embedding provider', () => {
     expect(a).toEqual(b);
     expect(a).toHaveLength(provider.dimension);
     expect(Math.hypot(...(a ?? []))).toBeCloseTo(1, 10);
-    expect(provider.version).toBe('local:mnemo-local-v1:256');
+    expect(provider.version).toBe('local:mnemo-local-v2:256');
   });
 
   it('ranks related text above unrelated text', () => {
@@ -53,14 +53,26 @@ describe('canonical text and dedupe similarity', () => {
     expect(lexicalSimilarity('I like tea', 'Bob plays chess')).toBe(0);
   });
 
-  it('stems the forms a memory is written in', () => {
+  it('stems the forms a memory is written in, as PostgreSQL english does (Porter2)', () => {
     expect(['moved', 'moving', 'moves'].map(stem)).toEqual(['move', 'move', 'move']);
-    expect(['cities', 'loved', 'hiking', 'running'].map(stem)).toEqual([
-      'city',
+    expect(['cities', 'city', 'loved', 'hiking', 'running', 'generously'].map(stem)).toEqual([
+      'citi',
+      'citi',
       'love',
       'hike',
       'run',
+      'generous',
     ]);
+    expect(stem('2023')).toBe('2023');
+  });
+
+  it('joins word families by right truncation, from five letters on', () => {
+    expect(stemsMeet(stem('allergies'), stem('allergic'))).toBe(true);
+    expect(stemsMeet(stem('allergic'), stem('allergy'))).toBe(true);
+    expect(stemsMeet(stem('musician'), stem('music'))).toBe(true);
+    // Short stems and mere shared beginnings stay apart.
+    expect(stemsMeet(stem('art'), stem('artist'))).toBe(false);
+    expect(stemsMeet(stem('concert'), stem('concern'))).toBe(false);
   });
 });
 

@@ -1,7 +1,8 @@
 import { and, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { executeRows, type Database } from '../client.js';
-import { memories, memoryChunks } from '../schema/index.js';
+import { memories, memoryChunks, memoryLifecycleEvents } from '../schema/index.js';
+import { PREFIX_MIN } from '../../text/tokens.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
 
 type Scalar = string | number | boolean | null;
@@ -20,6 +21,12 @@ export interface RecallFilter {
   metadataMode?: 'and' | 'or';
   createdFrom?: Date;
   createdTo?: Date;
+  /**
+   * Also memories that are history rather than current truth: those whose time-bound wording
+   * has expired (`expires_at` passed, whether the hygiene job has archived them yet or not).
+   * Replaced memories and those archived by plan retention stay out.
+   */
+  history?: boolean;
 }
 
 /** A recalled chunk with what ranking needs to know about its memory. */
@@ -60,12 +67,14 @@ function recallConditions(filter: RecallFilter): SQL[] {
  * the request's scope, namespace, container tag, types, metadata and time window.
  */
 export function memoryFilterConditions(filter: RecallFilter): SQL[] {
-  const conditions: Array<SQL | undefined> = [
-    // Replaced and archived memories never come back; neither do expired ones the hygiene job
-    // has not archived yet.
-    eq(memories.lifecycleState, 'active'),
-    or(isNull(memories.expiresAt), sql`${memories.expiresAt} > now()`),
-  ];
+  const conditions: Array<SQL | undefined> = filter.history
+    ? [historyCondition]
+    : [
+        // Replaced and archived memories never come back; neither do expired ones the hygiene
+        // job has not archived yet.
+        eq(memories.lifecycleState, 'active'),
+        or(isNull(memories.expiresAt), sql`${memories.expiresAt} > now()`),
+      ];
   if (filter.scope !== undefined) conditions.push(eq(memories.scope, filter.scope));
   if (filter.namespace !== undefined) conditions.push(eq(memories.namespace, filter.namespace));
   if (filter.containerTag !== undefined)
@@ -82,6 +91,15 @@ export function memoryFilterConditions(filter: RecallFilter): SQL[] {
   if (filter.createdTo) conditions.push(lte(memories.createdAt, filter.createdTo));
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }
+
+/**
+ * Live memories, and expired ones: still active, or archived by the hygiene job's expiry rule (an
+ * archive with an `expires_at` passed, unless plan retention archived it).
+ */
+const historyCondition = sql`(${memories.lifecycleState} = 'active'
+  or (${memories.lifecycleState} = 'archived' and ${memories.expiresAt} <= now()
+    and not exists (select 1 from ${memoryLifecycleEvents}
+      where ${memoryLifecycleEvents.memoryId} = ${memories.id} and ${memoryLifecycleEvents.rule} = 'retention')))`;
 
 const recalledColumns = {
   chunkId: memoryChunks.id,
@@ -131,12 +149,13 @@ export async function vectorRecall(
 }
 
 /**
- * Any query word may match (an OR of the query's lexemes, not websearch's AND): a question
- * rarely repeats every word of the memory that answers it.
+ * One query lexeme as tsquery text, right-truncated as `stemsMeet` (text/tokens.ts) matches: the
+ * lexeme and the longer words it begins (`'allergi':*`), and its own shorter beginnings of at
+ * least PREFIX_MIN letters (`'aller' | 'allerg'`).
  */
-function orQuery(query: string): SQL {
-  return sql`replace(plainto_tsquery('english', ${query})::text, '&', '|')::tsquery`;
-}
+const truncatedLexeme = sql`(select string_agg(quote_literal(left(lexeme, n))
+      || case when n = length(lexeme) and n >= ${sql.raw(String(PREFIX_MIN))} then ':*' else '' end, ' | ')
+    from generate_series(least(${sql.raw(String(PREFIX_MIN))}, length(lexeme)), length(lexeme)) as n)`;
 
 /** Longest list of query lexemes the keyword rank weighs one by one. */
 const MAX_RANKED_LEXEMES = 32;
@@ -191,11 +210,16 @@ export function keywordRecallQuery(
         eq(memoryChunks.workspaceId, filter.workspaceId),
         eq(memoryChunks.ownerType, filter.ownerType),
         eq(memoryChunks.ownerId, filter.ownerId),
-        sql`${memoryChunks.tsv} @@ ${orQuery(query)}`,
+        // Any query word may match (an OR, not websearch's AND): a question rarely repeats
+        // every word of the memory that answers it.
+        sql`${memoryChunks.tsv} @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery`,
       )}`;
-  return sql`with terms as (
-      select i, quote_literal(lexeme)::tsquery as lexeme
+  return sql`with lexemes as (
+      select i, ${truncatedLexeme} as expansion
       from unnest(tsvector_to_array(to_tsvector('english', ${query}::text))) with ordinality as t(lexeme, i)
+    ),
+    terms as (
+      select i, expansion::tsquery as lexeme from lexemes
       where i <= ${sql.raw(String(MAX_RANKED_LEXEMES))}
     ),
     matched as materialized (

@@ -29,9 +29,9 @@ const TRIGRAM_WEIGHT = 0.3;
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly provider = 'local';
-  readonly model = 'mnemo-local-v1';
+  readonly model = 'mnemo-local-v2';
   readonly dimension = LOCAL_EMBEDDING_DIMENSION;
-  readonly version = `local:mnemo-local-v1:${LOCAL_EMBEDDING_DIMENSION}`;
+  readonly version = `local:mnemo-local-v2:${LOCAL_EMBEDDING_DIMENSION}`;
   /**
    * Measured on LoCoMo (bench/locomo.ts): at weight 1 hybrid fell 5 points of R@10 below keyword
    * recall alone; at 0.1 to 0.3 it lands within ±0.6 points of keyword recall at every k.

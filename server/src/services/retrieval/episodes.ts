@@ -7,6 +7,26 @@ import type { Candidate, ProfileSettings } from './ranking.js';
 const EPISODE_SPAN = 2;
 /** Each step further from the match halves the share (the turn after next still often answers). */
 const STEP_DECAY = 0.5;
+/**
+ * Most relevance episode context gives a memory that has no word in common with the query: enough
+ * to rank it among weak matches, not enough to pass `min_score: 0.5` (with the default memory
+ * factors, about ×1.1 in odds, it scores about 0.43). Measured on LoCoMo under
+ * leave-conversations-out (bench/locomo.ts): −0.4 R@10 against no ceiling (0.3: −0.8), and
+ * precision at min_score 0.5 from 15.0 to 16.9 %.
+ */
+export const CONTEXT_CEILING = 0.4;
+
+/**
+ * A memory's relevance with an episode share added, as an independent signal
+ * (1 − (1−r)(1−s)). For a memory with no query word (`wordCoverage` 0) the result stays at or
+ * below CONTEXT_CEILING unless its own relevance is higher: context reorders what matches, it does
+ * not make a match.
+ */
+export function withEpisodeShare(relevance: number, share: number, wordCoverage = 0): number {
+  const combined = 1 - (1 - relevance) * (1 - share);
+  if (wordCoverage > 0) return combined;
+  return Math.max(relevance, Math.min(combined, CONTEXT_CEILING));
+}
 
 /**
  * Episode context: memories written one after another in one conversation read as one story.
@@ -14,8 +34,9 @@ const STEP_DECAY = 0.5;
  * a question about new shoes needs. So the memories written just before and just after a strong
  * match (two on each side, the second at half the share), within the same episode (see
  * {@link episodeNeighbours}), share a part of its relevance:
- * a neighbour the recalls missed joins the candidates with `share × the seed's relevance`; one
- * they found adds that share to its own relevance as an independent signal (1 − (1−r)(1−s)).
+ * a neighbour the recalls missed joins the candidates with `share × the seed's relevance` (at
+ * most CONTEXT_CEILING); one they found adds that share to its own relevance (see
+ * withEpisodeShare).
  * Measured on LoCoMo (bench/locomo.ts); it is the "sentence window" of retrieval, applied to
  * memories.
  */
@@ -70,10 +91,16 @@ export async function addEpisodeContext(
   for (const [memoryId, { share, neighbour }] of shares) {
     const found = chunksByMemory.get(memoryId) ?? [];
     for (const candidate of found)
-      candidate.relevance = 1 - (1 - candidate.relevance) * (1 - share);
+      candidate.relevance = withEpisodeShare(candidate.relevance, share, candidate.wordCoverage);
     if (found.length > 0) continue;
     const { seedMemoryId: _seed, step: _step, ...chunk } = neighbour;
-    added.push({ ...chunk, rrfScore: 0, wordCoverage: 0, relevance: share, score: 0 });
+    added.push({
+      ...chunk,
+      rrfScore: 0,
+      wordCoverage: 0,
+      relevance: withEpisodeShare(0, share),
+      score: 0,
+    });
   }
   return added.length > 0 ? [...candidates, ...added] : candidates;
 }

@@ -1,5 +1,5 @@
 import type { RecalledChunk } from '../../db/queries/recall.js';
-import { contentStems, stem, words } from '../../text/tokens.js';
+import { contentStems, stem, stemsMeet, words } from '../../text/tokens.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.): damps the weight of the very top ranks. */
 export const RRF_K = 60;
@@ -116,11 +116,14 @@ export function queryStems(query: string): Set<string> {
   return new Set(stems.length > 0 ? stems : words(query).map(stem));
 }
 
+/** Share of the query stems the text holds, as the keyword index matches them (stemsMeet). */
 export function wordCoverage(queryTerms: Set<string>, text: string): number {
   if (queryTerms.size === 0) return 0;
   const terms = new Set(words(text).map(stem));
+  const list = [...terms];
   let found = 0;
-  for (const term of queryTerms) if (terms.has(term)) found += 1;
+  for (const term of queryTerms)
+    if (terms.has(term) || list.some((other) => stemsMeet(term, other))) found += 1;
   return found / queryTerms.size;
 }
 

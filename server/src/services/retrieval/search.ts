@@ -15,6 +15,7 @@ import type { Reranker } from '../../providers/rerank/types.js';
 import { estimateTokens } from '../ai-cost.js';
 import type { BackgroundTasks } from '../background.js';
 import type { QuotaGate } from '../quota.js';
+import { asksAboutTime } from '../../text/temporal.js';
 import { resolveOwner } from '../owner.js';
 import { addEpisodeContext } from './episodes.js';
 import {
@@ -92,6 +93,10 @@ export function recallFilter(workspaceId: string, payload: SearchPayload): Recal
       : {}),
     ...(filters.start_time ? { createdFrom: new Date(filters.start_time) } : {}),
     ...(filters.end_time ? { createdTo: new Date(filters.end_time) } : {}),
+    // A question about a time, or a search within a time window, is about history too.
+    ...(asksAboutTime(payload.query) || filters.start_time || filters.end_time
+      ? { history: true }
+      : {}),
   };
 }
 
