@@ -63,9 +63,11 @@ async function readRss(pid: number): Promise<{ rssMiB: number; peakMiB: number }
   return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
 }
 
+/** `root`: the checkout whose server to run (another tree, to compare versions); default this one. */
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 120_000,
+  root = REPO_ROOT,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -87,7 +89,7 @@ export async function startServer(
       'server/src/main.ts',
     ],
     {
-      cwd: REPO_ROOT,
+      cwd: root,
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',

@@ -10,6 +10,8 @@ import {
   vectorRecallQuery,
   type RecallFilter,
 } from '../../src/db/queries/recall.js';
+import { episodeNeighbours } from '../../src/db/queries/episodes.js';
+import { searchRecall, searchRecallQuery } from '../../src/db/queries/search-recall.js';
 import * as schema from '../../src/db/schema/index.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
@@ -122,6 +124,57 @@ describeDb('per-owner recall query plans', () => {
     expect(hits[0]?.score).toBe(1);
     expect(hits.every((hit, i) => i === 0 || hit.score <= hits[i - 1]!.score)).toBe(true);
     expect(await keywordRecall(db.db, filter, 'the and of', 50)).toEqual([]);
+  });
+
+  it('the one-statement search recall returns what the separate statements return', async () => {
+    const embedder = new LocalEmbeddingProvider();
+    for (const query of ['coffee and hiking', 'a flight for the birthday', 'the and of']) {
+      const embedding = embedder.embedOne(query);
+      const episodes = { windowSeconds: 1800, span: 2 };
+      const one = await searchRecall(db.db, filter, { embedding, query, limit: 50, episodes });
+      const vector = await vectorRecall(db.db, filter, embedding, 50);
+      const text = await keywordRecall(db.db, filter, query, 50);
+      expect(one.vector).toEqual(vector);
+      expect(one.text).toEqual(text);
+      // Neighbours of every recalled memory (the search keeps its seeds'), in any order.
+      const seeds = [...new Set([...vector, ...text].map((hit) => hit.memoryId))];
+      const separate = await episodeNeighbours(db.db, filter, seeds, 1800, 2);
+      const key = (n: { seedMemoryId: string; memoryId: string; step: number }) =>
+        `${n.seedMemoryId} ${n.memoryId} ${n.step}`;
+      const sorted = <T extends { seedMemoryId: string; memoryId: string; step: number }>(
+        list: T[],
+      ) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
+      expect(sorted(one.neighbours ?? [])).toEqual(sorted(separate));
+      if (seeds.length > 0) expect(one.neighbours?.length).toBeGreaterThan(0);
+      // Each part alone, as vector and keyword modes ask.
+      expect(await searchRecall(db.db, filter, { embedding, limit: 50 })).toEqual({
+        vector,
+        text: [],
+        neighbours: undefined,
+      });
+      expect(await searchRecall(db.db, filter, { query, limit: 50 })).toEqual({
+        vector: [],
+        text,
+        neighbours: undefined,
+      });
+    }
+  });
+
+  it('the one-statement search recall uses indexes, never a sequential scan of chunks or memories', async () => {
+    const embedding = new LocalEmbeddingProvider().embedOne('coffee and hiking');
+    const text = await plan({
+      getSQL: () =>
+        searchRecallQuery(db.db, filter, {
+          embedding,
+          query: 'coffee hiking',
+          limit: 50,
+          episodes: { windowSeconds: 1800, span: 2 },
+        })!,
+    });
+    if (process.env.SHOW_PLANS) console.log(text);
+    expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
+    expect(text).toMatch(/memory_chunks_(workspace_owner_idx|embedding_256_hnsw)/);
+    expect(text).toMatch(/memories_workspace_owner_created_id_idx/);
   });
 
   it.runIf(testBackend() === 'postgres')(

@@ -11,21 +11,20 @@ import { testConfig } from '../support/app.js';
 import { createTestDatabase, describeDb, type TestDatabase } from '../support/db.js';
 
 /**
- * The episode query is wrapped, not replaced: it runs as usual until the test makes its storage
- * "unavailable", then it throws as a failing query would.
+ * The episode part of the search's statement is wrapped, not replaced: it reads as usual until
+ * the test makes its storage "unavailable", then it names a relation that does not exist, so the
+ * statement fails as it would with a broken episode part (42P01).
  */
 const episodes = vi.hoisted(() => ({ unavailable: false }));
 vi.mock('../../src/db/queries/episodes.js', async (importOriginal) => {
   const actual = await importOriginal<typeof EpisodeQueries>();
+  const { sql } = await import('drizzle-orm');
   return {
     ...actual,
-    episodeNeighbours: (...args: Parameters<typeof actual.episodeNeighbours>) => {
-      if (episodes.unavailable)
-        return Promise.reject(
-          Object.assign(new Error('relation is unavailable'), { code: '42P01' }),
-        );
-      return actual.episodeNeighbours(...args);
-    },
+    episodeNeighboursQuery: (...args: Parameters<typeof actual.episodeNeighboursQuery>) =>
+      episodes.unavailable
+        ? sql`select * from episode_storage_unavailable`
+        : actual.episodeNeighboursQuery(...args),
   };
 });
 
@@ -94,7 +93,7 @@ describeDb('degraded optional internals fail soft and log once', () => {
     );
   });
 
-  it('search goes on without episode context when its query fails, logged once', async () => {
+  it('search goes on without episode context when its part of the statement fails, logged once', async () => {
     for (let i = 0; i < 3; i += 1)
       expect((await write(`episode note ${i}: the ladder leans on the shed`)).status).toBe(200);
     const before = await search('ladder shed');

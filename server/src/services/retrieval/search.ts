@@ -1,12 +1,13 @@
 import { capabilityRecovered, capabilityUnavailable } from '../degraded.js';
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
+import type { EpisodeNeighbour } from '../../db/queries/episodes.js';
+import type { RecallFilter, RecalledChunk } from '../../db/queries/recall.js';
 import {
-  keywordRecall,
-  vectorRecall,
-  type RecallFilter,
-  type RecalledChunk,
-} from '../../db/queries/recall.js';
+  searchRecall,
+  type SearchRecall,
+  type SearchRecallRequest,
+} from '../../db/queries/search-recall.js';
 import { insertLearningSignals, insertSavedSearch } from '../../db/queries/signals.js';
 import { ServiceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -16,7 +17,7 @@ import { estimateTokens } from '../ai-cost.js';
 import type { BackgroundTasks } from '../background.js';
 import type { QuotaGate } from '../quota.js';
 import { resolveOwner } from '../owner.js';
-import { addEpisodeContext } from './episodes.js';
+import { EPISODE_SPAN, addEpisodeContext, type NeighbourLookup } from './episodes.js';
 import {
   PROFILES,
   applyFactor,
@@ -145,23 +146,43 @@ async function rerank(
 }
 
 /**
- * Retrieval attributes (episode neighbours) are optional: when they cannot be loaded the search
- * goes on with its direct matches (the query fails before any candidate is changed).
+ * The recalls and, for episode context, the neighbours of every recalled memory, in one
+ * statement (one round trip). Retrieval attributes (episode neighbours) are optional: when that
+ * statement fails, the recalls run again without them and the search goes on with its direct
+ * matches; only when that fails too does the search fail (as when its recalls fail).
  */
-async function episodeContext(
+async function recall(
   deps: SearchDeps,
-  ...args: Parameters<typeof addEpisodeContext> extends [unknown, ...infer Rest] ? Rest : never
-): Promise<Candidate[]> {
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Promise<SearchRecall> {
+  if (!request.episodes) return searchRecall(deps.db, filter, request);
+  let found: SearchRecall;
   try {
-    const result = await addEpisodeContext(deps.db, ...args);
-    capabilityRecovered(deps.logger, EPISODE_CONTEXT);
-    return result;
+    found = await searchRecall(deps.db, filter, request);
   } catch (error) {
+    const { episodes: _episodes, ...direct } = request;
+    found = await searchRecall(deps.db, filter, direct);
     capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
-    return args[1];
+    return found;
   }
+  capabilityRecovered(deps.logger, EPISODE_CONTEXT);
+  return found;
 }
 const EPISODE_CONTEXT = 'retrieval attributes (episode context)';
+
+/** The neighbours of the seeds asked for, among those read for every recalled memory. */
+function readNeighbours(
+  all: EpisodeNeighbour[],
+  read: NonNullable<SearchRecallRequest['episodes']>,
+): NeighbourLookup {
+  return (seedMemoryIds, windowSeconds, span) => {
+    if (windowSeconds !== read.windowSeconds || span !== read.span)
+      throw new Error('episode neighbours were read for another window or span');
+    const seeds = new Set(seedMemoryIds);
+    return Promise.resolve(all.filter((neighbour) => seeds.has(neighbour.seedMemoryId)));
+  };
+}
 
 /**
  * Word-overlap evidence per candidate. Keyword recall measured it with IDF weights over the
@@ -262,14 +283,22 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   const filter = recallFilter(request.workspaceId, payload);
 
   const queryEmbedding = await embedQuery(deps, payload.query, mode);
-  const [vectorHits, textHits] = await Promise.all([
-    queryEmbedding
-      ? vectorRecall(deps.db, filter, queryEmbedding, profile.recallLimit)
-      : Promise.resolve<RecalledChunk[]>([]),
-    mode !== 'vector'
-      ? keywordRecall(deps.db, filter, payload.query, profile.recallLimit)
-      : Promise.resolve<RecalledChunk[]>([]),
-  ]);
+  // Episode context belongs to hybrid search: keyword and vector modes return direct matches only.
+  const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
+  const episodes =
+    episodeWindow > 0 && profile.episodeShare > 0
+      ? { windowSeconds: episodeWindow, span: EPISODE_SPAN }
+      : undefined;
+  const {
+    vector: vectorHits,
+    text: textHits,
+    neighbours,
+  } = await recall(deps, filter, {
+    ...(queryEmbedding ? { embedding: queryEmbedding } : {}),
+    ...(mode !== 'vector' ? { query: payload.query } : {}),
+    limit: profile.recallLimit,
+    ...(episodes ? { episodes } : {}),
+  });
 
   const weights = fusionWeights(mode, queryEmbedding !== undefined, deps.embeddings.fusionWeight);
   const queryTerms = queryStems(payload.query);
@@ -280,9 +309,15 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
   });
   await rerank(deps, payload.query, candidates, profile);
-  // Episode context belongs to hybrid search: keyword and vector modes return direct matches only.
-  const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
-  const withContext = await episodeContext(deps, filter, candidates, profile, episodeWindow);
+  const withContext =
+    episodes && neighbours
+      ? await addEpisodeContext(
+          readNeighbours(neighbours, episodes),
+          candidates,
+          profile,
+          episodeWindow,
+        )
+      : candidates;
 
   const now = Date.now();
   for (const candidate of withContext) {
