@@ -12,6 +12,7 @@ import {
 } from '../../src/db/queries/recall.js';
 import { episodeNeighbours } from '../../src/db/queries/episodes.js';
 import { searchRecall, searchRecallQuery } from '../../src/db/queries/search-recall.js';
+import { neighbourLookup } from '../../src/services/retrieval/search.js';
 import * as schema from '../../src/db/schema/index.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
@@ -130,22 +131,31 @@ describeDb('per-owner recall query plans', () => {
     const embedder = new LocalEmbeddingProvider();
     for (const query of ['coffee and hiking', 'a flight for the birthday', 'the and of']) {
       const embedding = embedder.embedOne(query);
-      const episodes = { windowSeconds: 1800, span: 2 };
+      const episodes = { windowSeconds: 1800, span: 2, seedsPerRecall: 5 };
       const one = await searchRecall(db.db, filter, { embedding, query, limit: 50, episodes });
       const vector = await vectorRecall(db.db, filter, embedding, 50);
       const text = await keywordRecall(db.db, filter, query, 50);
       expect(one.vector).toEqual(vector);
       expect(one.text).toEqual(text);
-      // Neighbours of every recalled memory (the search keeps its seeds'), in any order.
-      const seeds = [...new Set([...vector, ...text].map((hit) => hit.memoryId))];
+      // Neighbours of the memories of each recall's first five chunks, in any order.
+      const seeds = [
+        ...new Set([...vector.slice(0, 5), ...text.slice(0, 5)].map((hit) => hit.memoryId)),
+      ];
+      expect([...(one.neighbours?.seeds ?? [])].sort()).toEqual([...seeds].sort());
       const separate = await episodeNeighbours(db.db, filter, seeds, 1800, 2);
       const key = (n: { seedMemoryId: string; memoryId: string; step: number }) =>
         `${n.seedMemoryId} ${n.memoryId} ${n.step}`;
       const sorted = <T extends { seedMemoryId: string; memoryId: string; step: number }>(
         list: T[],
       ) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
-      expect(sorted(one.neighbours ?? [])).toEqual(sorted(separate));
-      if (seeds.length > 0) expect(one.neighbours?.length).toBeGreaterThan(0);
+      expect(sorted(one.neighbours?.rows ?? [])).toEqual(sorted(separate));
+      if (seeds.length > 0) expect(one.neighbours?.rows.length).toBeGreaterThan(0);
+      // A seed the statement did not read (ranked up from further down) is looked up alone.
+      const further = [...new Set([...vector, ...text].map((hit) => hit.memoryId))];
+      const lookup = neighbourLookup({ db: db.db }, filter, one.neighbours!);
+      expect(sorted(await lookup(further, 1800, 2))).toEqual(
+        sorted(await episodeNeighbours(db.db, filter, further, 1800, 2)),
+      );
       // Each part alone, as vector and keyword modes ask.
       expect(await searchRecall(db.db, filter, { embedding, limit: 50 })).toEqual({
         vector,
@@ -168,7 +178,7 @@ describeDb('per-owner recall query plans', () => {
           embedding,
           query: 'coffee hiking',
           limit: 50,
-          episodes: { windowSeconds: 1800, span: 2 },
+          episodes: { windowSeconds: 1800, span: 2, seedsPerRecall: 20 },
         })!,
     });
     if (process.env.SHOW_PLANS) console.log(text);

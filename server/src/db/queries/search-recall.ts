@@ -20,11 +20,13 @@ export interface SearchRecallRequest {
   /** Candidates per recall. */
   limit: number;
   /**
-   * Episode neighbours of every recalled memory (see `episodeNeighbours`); undefined: none. The
-   * search picks its seeds among the recalled memories after ranking, so it asks for all of them
-   * here and keeps the neighbours of its seeds: the rows of a seed do not depend on the others.
+   * Episode neighbours (see `episodeNeighbours`) of the memories of the first `seedsPerRecall`
+   * chunks of each recall; undefined: none. The search picks its seeds among the recalled
+   * memories only after ranking, so it asks here for the likely ones and keeps the neighbours of
+   * its seeds (the rows of a seed do not depend on the others); a seed outside them needs a
+   * lookup of its own (`SearchRecall.neighbours.seeds` says which were read).
    */
-  episodes?: { windowSeconds: number; span: number };
+  episodes?: { windowSeconds: number; span: number; seedsPerRecall: number };
 }
 
 export interface SearchRecall {
@@ -32,8 +34,8 @@ export interface SearchRecall {
   vector: RecalledChunk[];
   /** Keyword recall, best first (as `keywordRecall`). */
   text: RecalledChunk[];
-  /** The neighbours of every recalled memory, when asked for. */
-  neighbours: EpisodeNeighbour[] | undefined;
+  /** When asked for: the seeds whose neighbours were read, and those neighbours. */
+  neighbours: { seeds: Set<string>; rows: EpisodeNeighbour[] } | undefined;
 }
 
 const enum Part {
@@ -67,6 +69,8 @@ export function searchRecallQuery(
   request: SearchRecallRequest,
 ): SQL | undefined {
   const ctes: SQL[] = [];
+  // The first rows of a materialized CTE are the first it produced: its statement's order.
+  const seedLimit = sql.raw(String(Math.trunc(request.episodes?.seedsPerRecall ?? 0)));
   const parts: SQL[] = [];
   const hitSets: SQL[] = [];
   if (request.embedding) {
@@ -75,7 +79,7 @@ export function searchRecallQuery(
     parts.push(sql`select ${sql.raw(String(Part.Vector))} as part, id as chunk_id, ${MEMORY_COLUMNS},
       distance as score, null::float8 as coverage, null::uuid as seed_id, null::bigint as step
       from vector_hits`);
-    hitSets.push(sql`select memory_id from vector_hits`);
+    hitSets.push(sql`(select memory_id from vector_hits limit ${seedLimit})`);
   }
   if (request.query !== undefined) {
     const keyword = keywordRecallQuery(db, filter, request.query, request.limit);
@@ -83,7 +87,7 @@ export function searchRecallQuery(
     parts.push(sql`select ${sql.raw(String(Part.Keyword))} as part, chunk_id, ${MEMORY_COLUMNS},
       rank as score, coverage, null::uuid as seed_id, null::bigint as step
       from keyword_hits`);
-    hitSets.push(sql`select memory_id from keyword_hits`);
+    hitSets.push(sql`(select memory_id from keyword_hits limit ${seedLimit})`);
   }
   if (parts.length === 0) return undefined;
   if (request.episodes) {
@@ -129,5 +133,9 @@ export async function searchRecall(
       });
     }
   }
-  return { vector, text, neighbours: request.episodes ? neighbours : undefined };
+  if (!request.episodes) return { vector, text, neighbours: undefined };
+  const first = (hits: RecalledChunk[]) =>
+    hits.slice(0, request.episodes!.seedsPerRecall).map((hit) => hit.memoryId);
+  const seeds = new Set([...first(vector), ...first(text)]);
+  return { vector, text, neighbours: { seeds, rows: neighbours } };
 }

@@ -1,7 +1,7 @@
 import { capabilityRecovered, capabilityUnavailable } from '../degraded.js';
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
-import type { EpisodeNeighbour } from '../../db/queries/episodes.js';
+import { episodeNeighbours } from '../../db/queries/episodes.js';
 import type { RecallFilter, RecalledChunk } from '../../db/queries/recall.js';
 import {
   searchRecall,
@@ -146,10 +146,10 @@ async function rerank(
 }
 
 /**
- * The recalls and, for episode context, the neighbours of every recalled memory, in one
- * statement (one round trip). Retrieval attributes (episode neighbours) are optional: when that
- * statement fails, the recalls run again without them and the search goes on with its direct
- * matches; only when that fails too does the search fail (as when its recalls fail).
+ * The recalls and, for episode context, the neighbours of the likely seeds, in one statement (one
+ * round trip). Retrieval attributes (episode neighbours) are optional: when that statement fails,
+ * the recalls run again without them and the search goes on with its direct matches; only when
+ * that fails too does the search fail (as when its recalls fail).
  */
 async function recall(
   deps: SearchDeps,
@@ -157,31 +157,54 @@ async function recall(
   request: SearchRecallRequest,
 ): Promise<SearchRecall> {
   if (!request.episodes) return searchRecall(deps.db, filter, request);
-  let found: SearchRecall;
   try {
-    found = await searchRecall(deps.db, filter, request);
+    return await searchRecall(deps.db, filter, request);
   } catch (error) {
     const { episodes: _episodes, ...direct } = request;
-    found = await searchRecall(deps.db, filter, direct);
+    const found = await searchRecall(deps.db, filter, direct);
     capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
     return found;
   }
-  capabilityRecovered(deps.logger, EPISODE_CONTEXT);
-  return found;
 }
 const EPISODE_CONTEXT = 'retrieval attributes (episode context)';
 
-/** The neighbours of the seeds asked for, among those read for every recalled memory. */
-function readNeighbours(
-  all: EpisodeNeighbour[],
-  read: NonNullable<SearchRecallRequest['episodes']>,
+/**
+ * The neighbours of the seeds asked for: those the search's statement read, and for a seed it did
+ * not read (one the ranking lifted from further down a recall), a lookup of their own. Exported
+ * for tests.
+ */
+export function neighbourLookup(
+  deps: Pick<SearchDeps, 'db'>,
+  filter: RecallFilter,
+  read: NonNullable<SearchRecall['neighbours']>,
 ): NeighbourLookup {
-  return (seedMemoryIds, windowSeconds, span) => {
-    if (windowSeconds !== read.windowSeconds || span !== read.span)
-      throw new Error('episode neighbours were read for another window or span');
+  return async (seedMemoryIds, windowSeconds, span) => {
     const seeds = new Set(seedMemoryIds);
-    return Promise.resolve(all.filter((neighbour) => seeds.has(neighbour.seedMemoryId)));
+    const known = read.rows.filter((neighbour) => seeds.has(neighbour.seedMemoryId));
+    const missing = seedMemoryIds.filter((id) => !read.seeds.has(id));
+    if (missing.length === 0) return known;
+    return [...known, ...(await episodeNeighbours(deps.db, filter, missing, windowSeconds, span))];
   };
+}
+
+/**
+ * Episode context, when its neighbours were read: when a lookup of its own fails, the search goes
+ * on with its direct matches (the lookup fails before any candidate is changed).
+ */
+async function episodeContext(
+  deps: SearchDeps,
+  filter: RecallFilter,
+  read: NonNullable<SearchRecall['neighbours']>,
+  ...args: Parameters<typeof addEpisodeContext> extends [unknown, ...infer Rest] ? Rest : never
+): Promise<Candidate[]> {
+  try {
+    const result = await addEpisodeContext(neighbourLookup(deps, filter, read), ...args);
+    capabilityRecovered(deps.logger, EPISODE_CONTEXT);
+    return result;
+  } catch (error) {
+    capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
+    return args[0];
+  }
 }
 
 /**
@@ -287,7 +310,7 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
   const episodes =
     episodeWindow > 0 && profile.episodeShare > 0
-      ? { windowSeconds: episodeWindow, span: EPISODE_SPAN }
+      ? { windowSeconds: episodeWindow, span: EPISODE_SPAN, seedsPerRecall: profile.episodeSeeds }
       : undefined;
   const {
     vector: vectorHits,
@@ -309,15 +332,9 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
   });
   await rerank(deps, payload.query, candidates, profile);
-  const withContext =
-    episodes && neighbours
-      ? await addEpisodeContext(
-          readNeighbours(neighbours, episodes),
-          candidates,
-          profile,
-          episodeWindow,
-        )
-      : candidates;
+  const withContext = neighbours
+    ? await episodeContext(deps, filter, neighbours, candidates, profile, episodeWindow)
+    : candidates;
 
   const now = Date.now();
   for (const candidate of withContext) {
