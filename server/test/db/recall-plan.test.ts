@@ -11,7 +11,13 @@ import {
   type RecallFilter,
 } from '../../src/db/queries/recall.js';
 import { episodeNeighbours } from '../../src/db/queries/episodes.js';
-import { searchRecall, searchRecallQuery } from '../../src/db/queries/search-recall.js';
+import {
+  searchRecall,
+  searchRecallQuery,
+  searchRecallStatement,
+  type SearchRecallRequest,
+} from '../../src/db/queries/search-recall.js';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { neighbourLookup } from '../../src/services/retrieval/search.js';
 import * as schema from '../../src/db/schema/index.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
@@ -168,6 +174,46 @@ describeDb('per-owner recall query plans', () => {
         neighbours: undefined,
       });
     }
+  });
+
+  it('the one-statement search recall, built once per shape, fills in each request’s values', () => {
+    const dialect = new PgDialect();
+    const embedder = new LocalEmbeddingProvider();
+    const filters: RecallFilter[] = [
+      filter,
+      { ...filter, ownerId: 'owner-8', scope: 'work', namespace: 'n1' },
+      { ...filter, containerTag: 'tag', memoryTypes: ['fact'] },
+      { ...filter, memoryTypes: ['fact', 'event'] },
+      { ...filter, memoryTypes: ['event', 'task'], scope: '' },
+      { ...filter, metadata: { speaker: 'Ana' }, metadataMode: 'or' },
+      { ...filter, createdFrom: new Date('2024-01-01'), createdTo: new Date('2025-01-01') },
+    ];
+    const requests: SearchRecallRequest[] = ['coffee and hiking', "O'Brien's flight"].flatMap(
+      (query) => [
+        { embedding: embedder.embedOne(query), query, limit: 50 },
+        { embedding: embedder.embedOne(query), limit: 30 },
+        { query, limit: 150 },
+        {
+          embedding: embedder.embedOne(query),
+          query,
+          limit: 50,
+          episodes: { windowSeconds: 1800, span: 2, seedsPerRecall: 20 },
+        },
+        { query, limit: 50, episodes: { windowSeconds: 60, span: 2, seedsPerRecall: 40 } },
+      ],
+    );
+    // Twice: the first pass learns each shape, the second fills it in.
+    for (let pass = 0; pass < 2; pass += 1)
+      for (const f of filters)
+        for (const request of requests) {
+          const built = dialect.sqlToQuery(searchRecallQuery(db.db, f, request)!);
+          const cached = searchRecallStatement(db.db, f, request);
+          expect({ sql: cached?.sql, params: cached?.params }).toEqual({
+            sql: built.sql,
+            params: built.params,
+          });
+        }
+    expect(searchRecallStatement(db.db, filter, { limit: 50 })).toBeUndefined();
   });
 
   it('the one-statement search recall uses indexes, never a sequential scan of chunks or memories', async () => {

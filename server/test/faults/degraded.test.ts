@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/app.js';
-import type * as EpisodeQueries from '../../src/db/queries/episodes.js';
+import type * as SearchRecallQueries from '../../src/db/queries/search-recall.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { createDeps, type AppDeps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
@@ -11,20 +11,22 @@ import { testConfig } from '../support/app.js';
 import { createTestDatabase, describeDb, type TestDatabase } from '../support/db.js';
 
 /**
- * The episode part of the search's statement is wrapped, not replaced: it reads as usual until
- * the test makes its storage "unavailable", then it names a relation that does not exist, so the
- * statement fails as it would with a broken episode part (42P01).
+ * The search's statement is wrapped, not replaced: it runs as usual until the test makes episode
+ * storage "unavailable", then a statement with an episode part fails as a failing query would
+ * (42P01), and one without runs as usual.
  */
 const episodes = vi.hoisted(() => ({ unavailable: false }));
-vi.mock('../../src/db/queries/episodes.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof EpisodeQueries>();
-  const { sql } = await import('drizzle-orm');
+vi.mock('../../src/db/queries/search-recall.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof SearchRecallQueries>();
   return {
     ...actual,
-    episodeNeighboursQuery: (...args: Parameters<typeof actual.episodeNeighboursQuery>) =>
-      episodes.unavailable
-        ? sql`select * from episode_storage_unavailable`
-        : actual.episodeNeighboursQuery(...args),
+    searchRecall: (...args: Parameters<typeof actual.searchRecall>) => {
+      if (episodes.unavailable && args[2].episodes)
+        return Promise.reject(
+          Object.assign(new Error('relation is unavailable'), { code: '42P01' }),
+        );
+      return actual.searchRecall(...args);
+    },
   };
 });
 

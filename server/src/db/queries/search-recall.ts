@@ -1,4 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type Query, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { toVectorLiteral } from '../schema/index.js';
 import type { Database } from '../client.js';
 import { episodeNeighboursQuery, type EpisodeNeighbour } from './episodes.js';
 import {
@@ -101,13 +103,169 @@ export function searchRecallQuery(
   return sql`with ${sql.join(ctes, sql`, `)} ${sql.join(parts, sql` union all `)}`;
 }
 
+const dialect = new PgDialect();
+
+/** Where each value of a cached statement comes from: the request, or a constant of the text. */
+type Slot = { value: keyof Values } | { constant: unknown };
+
+/** The request's values that a statement's shape does not fix. */
+interface Values {
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
+  scope: string;
+  namespace: string;
+  containerTag: string;
+  embedding: string;
+  query: string;
+  limit: number;
+  windowSeconds: number;
+  [type: `type${number}`]: string;
+}
+
+/** A statement's text and where its values come from, per shape; null: not cacheable. */
+interface Shape {
+  text: string;
+  slots: Slot[];
+}
+const shapes = new Map<string, Shape | null>();
+const MAX_SHAPES = 256;
+
+/**
+ * What fixes the statement's text: the parts present, the embedding's dimension, which optional
+ * filters are set (not their values), span and seeds. Undefined: a shape whose values the
+ * builder transforms (metadata, time window), built each time.
+ */
+function shapeOf(filter: RecallFilter, request: SearchRecallRequest): string | undefined {
+  if (filter.metadata !== undefined || filter.createdFrom || filter.createdTo) return undefined;
+  const e = request.episodes;
+  return [
+    request.embedding?.length ?? '-',
+    request.query !== undefined ? 'q' : '-',
+    e ? `${e.span}/${e.seedsPerRecall}` : '-',
+    filter.scope !== undefined ? 's' : '-',
+    filter.namespace !== undefined ? 'n' : '-',
+    filter.containerTag !== undefined ? 'c' : '-',
+    filter.memoryTypes?.length ?? '-',
+  ].join(':');
+}
+
+function valuesOf(filter: RecallFilter, request: SearchRecallRequest): Values {
+  const values: Values = {
+    workspaceId: filter.workspaceId,
+    ownerType: filter.ownerType,
+    ownerId: filter.ownerId,
+    scope: filter.scope ?? '',
+    namespace: filter.namespace ?? '',
+    containerTag: filter.containerTag ?? '',
+    embedding: request.embedding ? toVectorLiteral(request.embedding) : '',
+    query: request.query ?? '',
+    limit: request.limit,
+    windowSeconds: request.episodes?.windowSeconds ?? 0,
+  };
+  filter.memoryTypes?.forEach((type, i) => (values[`type${i}`] = type));
+  return values;
+}
+
+/**
+ * Builds the statement of a shape twice with two sets of stand-in values, and learns which
+ * parameter takes which value: a parameter equal to a stand-in takes that value; one equal in
+ * both builds is a constant. Anything else (a value the builder transformed, or one written into
+ * the text) leaves the shape uncached.
+ */
+function learnShape(
+  db: Database,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Shape | null {
+  const probe = (n: number) => {
+    const mark = (name: string) => `\u0001${n}:${name}`;
+    const standIn: RecallFilter = {
+      workspaceId: mark('workspaceId'),
+      ownerType: mark('ownerType'),
+      ownerId: mark('ownerId'),
+      ...(filter.scope !== undefined ? { scope: mark('scope') } : {}),
+      ...(filter.namespace !== undefined ? { namespace: mark('namespace') } : {}),
+      ...(filter.containerTag !== undefined ? { containerTag: mark('containerTag') } : {}),
+      ...(filter.memoryTypes
+        ? { memoryTypes: filter.memoryTypes.map((_, i) => mark(`type${i}`)) }
+        : {}),
+    };
+    const embedding = request.embedding?.map((_, i) => (n + 1) / 7 + i / 1e6);
+    const values: Values = {
+      ...valuesOf(standIn, { ...request, ...(embedding ? { embedding } : {}) }),
+      query: mark('query'),
+      limit: 1_000_003 + n,
+      windowSeconds: 2_000_003 + n,
+    };
+    const built = searchRecallQuery(db, standIn, {
+      ...request,
+      ...(embedding ? { embedding } : {}),
+      query: request.query === undefined ? undefined : values.query,
+      limit: values.limit,
+      ...(request.episodes
+        ? { episodes: { ...request.episodes, windowSeconds: values.windowSeconds } }
+        : {}),
+    } as SearchRecallRequest);
+    if (!built) return undefined;
+    const bySentinel = new Map<unknown, keyof Values>();
+    for (const [name, value] of Object.entries(values))
+      if (value !== '') bySentinel.set(value, name as keyof Values);
+    return { query: dialect.sqlToQuery(built), bySentinel };
+  };
+  const a = probe(0);
+  const b = probe(1);
+  if (!a || !b || a.query.sql !== b.query.sql || a.query.params.length !== b.query.params.length)
+    return null;
+  const slots: Slot[] = [];
+  for (let i = 0; i < a.query.params.length; i += 1) {
+    const [x, y] = [a.query.params[i], b.query.params[i]];
+    const name = a.bySentinel.get(x);
+    if (name !== undefined && b.bySentinel.get(y) === name) slots.push({ value: name });
+    else if (x === y && !(typeof x === 'string' && x.includes('\u0001')))
+      slots.push({ constant: x });
+    else return null;
+  }
+  return { text: a.query.sql, slots };
+}
+
+/**
+ * The statement of {@link searchRecallQuery} as text and values (no typings: the PostgreSQL and
+ * PGlite drivers do not read them). Its text depends on the
+ * request's shape only, so it is built once per shape and only its values are filled in after:
+ * building it with the query builder cost more CPU than the rest of the search's statement work.
+ */
+export function searchRecallStatement(
+  db: Database,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Query | undefined {
+  if (request.embedding === undefined && request.query === undefined) return undefined;
+  const shape = shapeOf(filter, request);
+  let known = shape === undefined ? null : shapes.get(shape);
+  if (shape !== undefined && known === undefined) {
+    known = learnShape(db, filter, request);
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(shape, known);
+  }
+  if (!known) {
+    const built = searchRecallQuery(db, filter, request);
+    return built ? dialect.sqlToQuery(built) : undefined;
+  }
+  const values = valuesOf(filter, request);
+  return {
+    sql: known.text,
+    params: known.slots.map((slot) => ('value' in slot ? values[slot.value] : slot.constant)),
+  };
+}
+
 /** Runs {@link searchRecallQuery} and sorts its rows back into the recalls and neighbours. */
 export async function searchRecall(
   db: Database,
   filter: RecallFilter,
   request: SearchRecallRequest,
 ): Promise<SearchRecall> {
-  const query = searchRecallQuery(db, filter, request);
+  const query = searchRecallStatement(db, filter, request);
   const rows = query ? await recallRows<Row>(db, query) : [];
   const vector: RecalledChunk[] = [];
   const text: RecalledChunk[] = [];
