@@ -23,13 +23,18 @@ export async function cpuMs(pid: number): Promise<number> {
   return (ticks * 1000) / CLK_TCK;
 }
 
-/** CPU of every backend of the database (but the measuring session), by pid. */
+/**
+ * CPU of every client backend of the database (but the measuring session), by pid. Autovacuum
+ * workers are left out: after a bulk load they run for minutes and would be charged to whatever
+ * requests ran beside them.
+ */
 export async function backendCpu(
   raw: postgres.Sql,
   database: string,
 ): Promise<Map<number, number>> {
   const rows = await raw<{ pid: number }[]>`
-    select pid from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`;
+    select pid from pg_stat_activity
+    where datname = ${database} and backend_type = 'client backend' and pid <> pg_backend_pid()`;
   const out = new Map<number, number>();
   for (const { pid } of rows) {
     const value = await cpuMs(pid);
