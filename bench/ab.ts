@@ -22,7 +22,7 @@ import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { bulkLoader } from './lib/bulk-load.js';
 import { addCost, measured, noCost, type Cost } from './lib/cpu.js';
-import { createBenchDatabase } from './lib/database.js';
+import { createBenchDatabase, maintenanceDone } from './lib/database.js';
 import {
   HEAVY_MEMORIES,
   HEAVY_OWNER,
@@ -52,19 +52,6 @@ async function post(base: string, path: string, body: unknown): Promise<void> {
   });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
-}
-
-/** Until no backend of the database runs VACUUM or ANALYZE (twice in a row, 500 ms apart). */
-async function quiet(raw: postgres.Sql, database: string): Promise<void> {
-  let calm = 0;
-  while (calm < 2) {
-    await new Promise((r) => setTimeout(r, 500));
-    const [row] = await raw<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${database} and state = 'active' and pid <> pg_backend_pid()
-        and (query ilike 'vacuum%' or query ilike 'analyze%')`;
-    calm = row?.n === 0 ? calm + 1 : 0;
-  }
 }
 
 async function main(): Promise<void> {
@@ -103,7 +90,7 @@ async function main(): Promise<void> {
     };
     servers.push({ name: 'before', server: await startServer(env, 120_000, resolve(BASE)) });
     servers.push({ name: 'after', server: await startServer(env, 120_000, REPO_ROOT) });
-    await quiet(raw, bench.name);
+    await maintenanceDone(raw, bench.name);
     const qs = questions(SEED, COUNT);
     const payload = (i: number, scope: string, path: string) => ({
       query: qs[i % qs.length]!,

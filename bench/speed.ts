@@ -44,7 +44,7 @@ import {
   regularMemory,
   writerMemory,
 } from './lib/generator.js';
-import { createBenchDatabase } from './lib/database.js';
+import { createBenchDatabase, maintenanceDone } from './lib/database.js';
 import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
 import { addCost, measured, noCost, type Cost, type CostProbe } from './lib/cpu.js';
 import {
@@ -454,6 +454,7 @@ async function runPostgres(): Promise<void> {
         MNEMO_BOOTSTRAP_WORKSPACE: 'bench',
       });
       try {
+        await maintenanceDone(raw, bench.name);
         const probe = probeOf(server, { raw, name: bench.name });
         if (PHASES.has('writes')) await measureWrites(server, probe, 'postgres', size);
         // The statements as the server sends them: prepared only when its sessions plan each run
