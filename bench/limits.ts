@@ -26,7 +26,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -50,6 +50,7 @@ import {
   writerMemory,
 } from './lib/generator.js';
 import { createBenchDatabase } from './lib/database.js';
+import { backendCpu, backendDelta, cpuMs } from './lib/cpu.js';
 import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
 import {
   ms,
@@ -134,43 +135,7 @@ const CONFIGS: Config[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// CPU of a process and of the database's backends, from /proc (clock ticks, USER_HZ)
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process (all its threads, dead ones included), in ms; NaN if gone. */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  // Fields after the command name (which may hold spaces), from field 3 on.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime (14), stime (15)
-  return (ticks * 1000) / CLK_TCK;
-}
-
-/** CPU of every backend of the bench database (but the measuring session), by pid. */
-async function backendCpu(raw: postgres.Sql, database: string): Promise<Map<number, number>> {
-  const rows = await raw<{ pid: number }[]>`
-    select pid from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`;
-  const out = new Map<number, number>();
-  for (const { pid } of rows) {
-    const value = await cpuMs(pid);
-    if (Number.isFinite(value)) out.set(pid, value);
-  }
-  return out;
-}
-
-/** CPU the backends used between two snapshots (a backend started in between counts from 0). */
-function backendDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, value] of after) total += value - (before.get(pid) ?? 0);
-  return total;
-}
+// CPU of a process and of the database's backends: lib/cpu.ts
 
 // ---------------------------------------------------------------------------------------------
 // Load, in alternating blocks

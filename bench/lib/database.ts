@@ -34,3 +34,20 @@ export async function createBenchDatabase(
     },
   };
 }
+
+/**
+ * Waits until no backend of the database runs VACUUM or ANALYZE (twice in a row, 500 ms apart):
+ * a server starting on a freshly loaded database runs both in the background, and their CPU
+ * would be charged to the requests measured beside them.
+ */
+export async function maintenanceDone(raw: postgres.Sql, database: string): Promise<void> {
+  let calm = 0;
+  while (calm < 2) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const [row] = await raw<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = ${database} and state = 'active' and pid <> pg_backend_pid()
+        and (query ilike 'vacuum%' or query ilike 'analyze%')`;
+    calm = row?.n === 0 ? calm + 1 : 0;
+  }
+}

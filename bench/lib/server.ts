@@ -4,8 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,7 +19,29 @@ export interface ServerProcess {
   coldStartMs: number;
   /** Resident set size now and at its peak (VmHWM), in MiB. */
   rss(): Promise<{ rssMiB: number; peakMiB: number }>;
+  /**
+   * Statements the server has sent to PostgreSQL so far (see lib/count-statements.mjs); NaN when
+   * it does not count them (no DATABASE_URL: PGlite).
+   */
+  statements(): Promise<number>;
   stop(): Promise<void>;
+}
+
+const COUNTER = fileURLToPath(new URL('./count-statements.mjs', import.meta.url));
+
+/** Asks the server's counter (SIGUSR2) for its count and waits for the file to answer. */
+async function readCount(pid: number, file: string, last: { sequence: number }): Promise<number> {
+  process.kill(pid, 'SIGUSR2');
+  for (let tries = 0; tries < 500; tries += 1) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    const [sequence, count] = text.split(' ').map(Number);
+    if (sequence !== undefined && sequence > last.sequence && count !== undefined) {
+      last.sequence = sequence;
+      return count;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  throw new Error('the server did not report its statement count');
 }
 
 export async function freePort(): Promise<number> {
@@ -39,12 +63,16 @@ async function readRss(pid: number): Promise<{ rssMiB: number; peakMiB: number }
   return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
 }
 
+/** `root`: the checkout whose server to run (another tree, to compare versions); default this one. */
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 120_000,
+  root = REPO_ROOT,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const counted = env.DATABASE_URL !== undefined;
+  const countFile = join(tmpdir(), `mnemo-bench-statements-${port}`);
   const started = performance.now();
   // One node process (no tsx CLI wrapper), so its pid is the server's.
   const child: ChildProcess = spawn(
@@ -54,13 +82,14 @@ export async function startServer(
       ...(process.env.BENCH_CPU_PROF
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
         : []),
+      ...(counted ? ['--import', COUNTER] : []),
       '--import',
       'tsx',
       '--conditions=mnemo-source',
       'server/src/main.ts',
     ],
     {
-      cwd: REPO_ROOT,
+      cwd: root,
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
@@ -72,6 +101,12 @@ export async function startServer(
         // benchmark measures the engine (and its bulk loads would pass the daily caps and the
         // per-key rate). limits.ts turns them on to measure what they cost.
         MNEMO_LIMITS: process.env.MNEMO_LIMITS ?? 'off',
+        ...(counted
+          ? {
+              BENCH_STATEMENT_FILE: countFile,
+              BENCH_STATEMENT_PORT: new URL(env.DATABASE_URL!).port || '5432',
+            }
+          : {}),
         ...env,
       },
       // BENCH_SERVER_LOG=<file>: keep the server's pino lines (debugging a failed request).
@@ -104,12 +139,15 @@ export async function startServer(
   }
   const coldStartMs = performance.now() - started;
   const pid = child.pid ?? -1;
+  const last = { sequence: 0 };
   return {
     base,
     pid,
     coldStartMs,
     rss: () => readRss(pid),
+    statements: () => (counted ? readCount(pid, countFile, last) : Promise.resolve(NaN)),
     stop: async () => {
+      await rm(countFile, { force: true });
       if (exited) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

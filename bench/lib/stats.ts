@@ -38,34 +38,6 @@ export async function runLoad(
   return summarise(latencies, seconds);
 }
 
-/**
- * Two operations measured beside each other: alternating blocks of `block` calls, so both see the
- * same background load (this machine is shared and noisy); each keeps its own latencies.
- */
-export async function runInterleaved(
-  count: number,
-  concurrency: number,
-  a: (i: number) => Promise<void>,
-  b: (i: number) => Promise<void>,
-  block = 25,
-): Promise<[Measured, Measured]> {
-  const runs = [
-    { op: a, latencies: [] as number[], seconds: 0 },
-    { op: b, latencies: [] as number[], seconds: 0 },
-  ];
-  for (let start = 0; start < count; start += block) {
-    for (const run of runs) {
-      const part = await timeLoad(start, Math.min(count, start + block), concurrency, run.op);
-      run.latencies.push(...part.latencies);
-      run.seconds += part.seconds;
-    }
-  }
-  return [
-    summarise(runs[0]!.latencies, runs[0]!.seconds),
-    summarise(runs[1]!.latencies, runs[1]!.seconds),
-  ];
-}
-
 /** Runs `op(from)` … `op(to - 1)` with `concurrency` workers; each call's latency in ms. */
 export async function timeLoad(
   from: number,

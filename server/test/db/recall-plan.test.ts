@@ -10,6 +10,15 @@ import {
   vectorRecallQuery,
   type RecallFilter,
 } from '../../src/db/queries/recall.js';
+import { episodeNeighbours } from '../../src/db/queries/episodes.js';
+import {
+  searchRecall,
+  searchRecallQuery,
+  searchRecallStatement,
+  type SearchRecallRequest,
+} from '../../src/db/queries/search-recall.js';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { neighbourLookup } from '../../src/services/retrieval/search.js';
 import * as schema from '../../src/db/schema/index.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
@@ -122,6 +131,109 @@ describeDb('per-owner recall query plans', () => {
     expect(hits[0]?.score).toBe(1);
     expect(hits.every((hit, i) => i === 0 || hit.score <= hits[i - 1]!.score)).toBe(true);
     expect(await keywordRecall(db.db, filter, 'the and of', 50)).toEqual([]);
+  });
+
+  it('the one-statement search recall returns what the separate statements return', async () => {
+    const embedder = new LocalEmbeddingProvider();
+    for (const query of ['coffee and hiking', 'a flight for the birthday', 'the and of']) {
+      const embedding = embedder.embedOne(query);
+      const episodes = { windowSeconds: 1800, span: 2, seedsPerRecall: 5 };
+      const one = await searchRecall(db.db, filter, { embedding, query, limit: 50, episodes });
+      const vector = await vectorRecall(db.db, filter, embedding, 50);
+      const text = await keywordRecall(db.db, filter, query, 50);
+      expect(one.vector).toEqual(vector);
+      expect(one.text).toEqual(text);
+      // Neighbours of the memories of each recall's first five chunks, in any order.
+      const seeds = [
+        ...new Set([...vector.slice(0, 5), ...text.slice(0, 5)].map((hit) => hit.memoryId)),
+      ];
+      expect([...(one.neighbours?.seeds ?? [])].sort()).toEqual([...seeds].sort());
+      const separate = await episodeNeighbours(db.db, filter, seeds, 1800, 2);
+      const key = (n: { seedMemoryId: string; memoryId: string; step: number }) =>
+        `${n.seedMemoryId} ${n.memoryId} ${n.step}`;
+      const sorted = <T extends { seedMemoryId: string; memoryId: string; step: number }>(
+        list: T[],
+      ) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
+      expect(sorted(one.neighbours?.rows ?? [])).toEqual(sorted(separate));
+      if (seeds.length > 0) expect(one.neighbours?.rows.length).toBeGreaterThan(0);
+      // A seed the statement did not read (ranked up from further down) is looked up alone.
+      const further = [...new Set([...vector, ...text].map((hit) => hit.memoryId))];
+      const lookup = neighbourLookup({ db: db.db }, filter, one.neighbours!);
+      expect(sorted(await lookup(further, 1800, 2))).toEqual(
+        sorted(await episodeNeighbours(db.db, filter, further, 1800, 2)),
+      );
+      // Each part alone, as vector and keyword modes ask.
+      expect(await searchRecall(db.db, filter, { embedding, limit: 50 })).toEqual({
+        vector,
+        text: [],
+        neighbours: undefined,
+      });
+      expect(await searchRecall(db.db, filter, { query, limit: 50 })).toEqual({
+        vector: [],
+        text,
+        neighbours: undefined,
+      });
+    }
+  });
+
+  it('the one-statement search recall, built once per shape, fills in each request’s values', () => {
+    const dialect = new PgDialect();
+    const embedder = new LocalEmbeddingProvider();
+    const filters: RecallFilter[] = [
+      filter,
+      { ...filter, ownerId: 'owner-8', scope: 'work', namespace: 'n1' },
+      { ...filter, containerTag: 'tag', memoryTypes: ['fact'] },
+      { ...filter, memoryTypes: ['fact', 'event'] },
+      { ...filter, memoryTypes: ['event', 'task'], scope: '' },
+      { ...filter, metadata: { speaker: 'Ana' }, metadataMode: 'or' },
+      { ...filter, createdFrom: new Date('2024-01-01'), createdTo: new Date('2025-01-01') },
+      // History searches (a time question) read archived memories too: a shape of their own.
+      { ...filter, history: true },
+      { ...filter, history: true, scope: 'work', memoryTypes: ['fact'] },
+    ];
+    const requests: SearchRecallRequest[] = ['coffee and hiking', "O'Brien's flight"].flatMap(
+      (query) => [
+        { embedding: embedder.embedOne(query), query, limit: 50 },
+        { embedding: embedder.embedOne(query), limit: 30 },
+        { query, limit: 150 },
+        {
+          embedding: embedder.embedOne(query),
+          query,
+          limit: 50,
+          episodes: { windowSeconds: 1800, span: 2, seedsPerRecall: 20 },
+        },
+        { query, limit: 50, episodes: { windowSeconds: 60, span: 2, seedsPerRecall: 40 } },
+      ],
+    );
+    // Twice: the first pass learns each shape, the second fills it in.
+    for (let pass = 0; pass < 2; pass += 1)
+      for (const f of filters)
+        for (const request of requests) {
+          const built = dialect.sqlToQuery(searchRecallQuery(db.db, f, request)!);
+          const cached = searchRecallStatement(db.db, f, request);
+          expect({ sql: cached?.sql, params: cached?.params }).toEqual({
+            sql: built.sql,
+            params: built.params,
+          });
+        }
+    expect(searchRecallStatement(db.db, filter, { limit: 50 })).toBeUndefined();
+  });
+
+  it('the one-statement search recall uses indexes, never a sequential scan of chunks or memories', async () => {
+    const embedding = new LocalEmbeddingProvider().embedOne('coffee and hiking');
+    const text = await plan({
+      getSQL: () =>
+        searchRecallQuery(db.db, filter, {
+          embedding,
+          query: 'coffee hiking',
+          limit: 50,
+          episodes: { windowSeconds: 1800, span: 2, seedsPerRecall: 20 },
+        })!,
+    });
+    if (process.env.SHOW_PLANS) console.log(text);
+    expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
+    expect(text).toMatch(/memory_chunks_(workspace_owner_idx|embedding_256_hnsw)/);
+    expect(text).toMatch(/memories_workspace_owner_created_id_idx/);
   });
 
   it.runIf(testBackend() === 'postgres')(

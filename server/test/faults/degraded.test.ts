@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/app.js';
-import type * as EpisodeQueries from '../../src/db/queries/episodes.js';
+import type * as SearchRecallQueries from '../../src/db/queries/search-recall.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { createDeps, type AppDeps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
@@ -11,20 +11,21 @@ import { testConfig } from '../support/app.js';
 import { createTestDatabase, describeDb, type TestDatabase } from '../support/db.js';
 
 /**
- * The episode query is wrapped, not replaced: it runs as usual until the test makes its storage
- * "unavailable", then it throws as a failing query would.
+ * The search's statement is wrapped, not replaced: it runs as usual until the test makes episode
+ * storage "unavailable", then a statement with an episode part fails as a failing query would
+ * (42P01), and one without runs as usual.
  */
 const episodes = vi.hoisted(() => ({ unavailable: false }));
-vi.mock('../../src/db/queries/episodes.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof EpisodeQueries>();
+vi.mock('../../src/db/queries/search-recall.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof SearchRecallQueries>();
   return {
     ...actual,
-    episodeNeighbours: (...args: Parameters<typeof actual.episodeNeighbours>) => {
-      if (episodes.unavailable)
+    searchRecall: (...args: Parameters<typeof actual.searchRecall>) => {
+      if (episodes.unavailable && args[2].episodes)
         return Promise.reject(
           Object.assign(new Error('relation is unavailable'), { code: '42P01' }),
         );
-      return actual.episodeNeighbours(...args);
+      return actual.searchRecall(...args);
     },
   };
 });
@@ -94,7 +95,7 @@ describeDb('degraded optional internals fail soft and log once', () => {
     );
   });
 
-  it('search goes on without episode context when its query fails, logged once', async () => {
+  it('search goes on without episode context when its part of the statement fails, logged once', async () => {
     for (let i = 0; i < 3; i += 1)
       expect((await write(`episode note ${i}: the ladder leans on the shed`)).status).toBe(200);
     const before = await search('ladder shed');

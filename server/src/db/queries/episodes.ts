@@ -49,10 +49,13 @@ export async function episodeNeighbours(
   }));
 }
 
-/** The statement behind {@link episodeNeighbours} (exported for plan tests). */
+/**
+ * The statement behind {@link episodeNeighbours} (exported for plan tests). The seeds are a list
+ * of ids, or an SQL expression of a `uuid[]` (the one-trip search passes the recalled memories).
+ */
 export function episodeNeighboursQuery(
   filter: RecallFilter,
-  seedMemoryIds: string[],
+  seedMemoryIds: string[] | SQL,
   windowSeconds: number,
   span: number,
 ): SQL {
@@ -80,7 +83,9 @@ export function episodeNeighboursQuery(
       limit ${sql.raw(String(Math.trunc(span)))}) as steps)`;
   };
   // One text parameter, whatever the number of seeds: the statement's text stays the same.
-  const ids = sql`string_to_array(${seedMemoryIds.join(',')}, ',')::uuid[]`;
+  const ids = Array.isArray(seedMemoryIds)
+    ? sql`string_to_array(${seedMemoryIds.join(',')}, ',')::uuid[]`
+    : seedMemoryIds;
   return sql`select ${seed.id} as seed_id, neighbour.*
       from ${memories} as seed
       cross join lateral (${side('before')} union all ${side('after')}) as neighbour

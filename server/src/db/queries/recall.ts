@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNull, lte, or, SQL, sql, type Query } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { executeRows, type Database } from '../client.js';
 import { memories, memoryChunks, memoryLifecycleEvents } from '../schema/index.js';
@@ -297,18 +297,20 @@ function plansPerExecution(db: Database): Promise<boolean> {
 const dialect = new PgDialect();
 
 /**
- * Runs a recall statement: prepared when the sessions plan it for each owner's values (one round
- * trip, and no parse, instead of two round trips: postgres.js describes an unnamed statement's
- * parameters before running it), unnamed otherwise. Raw rows either way.
+ * Runs a recall statement (built, or its text and values): prepared when the sessions plan it for
+ * each owner's values (one round trip, and no parse, instead of two round trips: postgres.js
+ * describes an unnamed statement's parameters before running it), unnamed otherwise. Raw rows
+ * either way.
  */
 export async function recallRows<T extends Record<string, unknown>>(
   db: Database,
-  query: SQL,
+  query: SQL | Query,
 ): Promise<T[]> {
-  if (!(await plansPerExecution(db))) return executeRows<T>(db, query);
+  const built = query instanceof SQL ? dialect.sqlToQuery(query) : query;
   // Any name makes drizzle prepare; postgres.js names and caches the statement per connection by
   // its text, which depends on the filter's shape only.
-  const prepared = db._.session.prepareQuery(dialect.sqlToQuery(query), undefined, 'recall', false);
+  const name = (await plansPerExecution(db)) ? 'recall' : undefined;
+  const prepared = db._.session.prepareQuery(built, undefined, name, false);
   const result: unknown = await prepared.execute();
   return Array.isArray(result) ? (result as T[]) : (result as { rows: T[] }).rows;
 }

@@ -1,10 +1,19 @@
-import type { Database } from '../../db/client.js';
-import { episodeNeighbours } from '../../db/queries/episodes.js';
-import type { RecallFilter } from '../../db/queries/recall.js';
+import type { EpisodeNeighbour } from '../../db/queries/episodes.js';
 import type { Candidate, ProfileSettings } from './ranking.js';
 
 /** Memories on each side of a match that share its relevance. */
-const EPISODE_SPAN = 2;
+export const EPISODE_SPAN = 2;
+
+/**
+ * The episode neighbours of some seed memories (see `episodeNeighbours`), `span` on each side
+ * within `windowSeconds`: looked up for them, or picked from neighbours the search's one
+ * statement already read for every recalled memory.
+ */
+export type NeighbourLookup = (
+  seedMemoryIds: string[],
+  windowSeconds: number,
+  span: number,
+) => Promise<EpisodeNeighbour[]>;
 /** Each step further from the match halves the share (the turn after next still often answers). */
 const STEP_DECAY = 0.5;
 /**
@@ -41,8 +50,7 @@ export function withEpisodeShare(relevance: number, share: number, wordCoverage 
  * memories.
  */
 export async function addEpisodeContext(
-  db: Database,
-  filter: RecallFilter,
+  neighboursOf: NeighbourLookup,
   candidates: Candidate[],
   profile: Pick<ProfileSettings, 'episodeShare' | 'episodeSeeds'>,
   windowSeconds: number,
@@ -62,9 +70,7 @@ export async function addEpisodeContext(
   if (seeds.length === 0) return candidates;
   const seedRelevance = new Map(seeds.map((seed) => [seed.memoryId, seed.relevance]));
 
-  const neighbours = await episodeNeighbours(
-    db,
-    filter,
+  const neighbours = await neighboursOf(
     seeds.map((seed) => seed.memoryId),
     windowSeconds,
     EPISODE_SPAN,

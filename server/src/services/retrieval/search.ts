@@ -1,12 +1,13 @@
 import { capabilityRecovered, capabilityUnavailable } from '../degraded.js';
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
+import { episodeNeighbours } from '../../db/queries/episodes.js';
+import type { RecallFilter, RecalledChunk } from '../../db/queries/recall.js';
 import {
-  keywordRecall,
-  vectorRecall,
-  type RecallFilter,
-  type RecalledChunk,
-} from '../../db/queries/recall.js';
+  searchRecall,
+  type SearchRecall,
+  type SearchRecallRequest,
+} from '../../db/queries/search-recall.js';
 import { insertLearningSignals, insertSavedSearch } from '../../db/queries/signals.js';
 import { ServiceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -17,7 +18,7 @@ import type { BackgroundTasks } from '../background.js';
 import type { QuotaGate } from '../quota.js';
 import { asksAboutTime } from '../../text/temporal.js';
 import { resolveOwner } from '../owner.js';
-import { addEpisodeContext } from './episodes.js';
+import { EPISODE_SPAN, addEpisodeContext, type NeighbourLookup } from './episodes.js';
 import {
   PROFILES,
   applyFactor,
@@ -150,23 +151,66 @@ async function rerank(
 }
 
 /**
- * Retrieval attributes (episode neighbours) are optional: when they cannot be loaded the search
- * goes on with its direct matches (the query fails before any candidate is changed).
+ * The recalls and, for episode context, the neighbours of the likely seeds, in one statement (one
+ * round trip). Retrieval attributes (episode neighbours) are optional: when that statement fails,
+ * the recalls run again without them and the search goes on with its direct matches; only when
+ * that fails too does the search fail (as when its recalls fail).
+ */
+async function recall(
+  deps: SearchDeps,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Promise<SearchRecall> {
+  if (!request.episodes) return searchRecall(deps.db, filter, request);
+  try {
+    return await searchRecall(deps.db, filter, request);
+  } catch (error) {
+    const { episodes: _episodes, ...direct } = request;
+    const found = await searchRecall(deps.db, filter, direct);
+    capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
+    return found;
+  }
+}
+const EPISODE_CONTEXT = 'retrieval attributes (episode context)';
+
+/**
+ * The neighbours of the seeds asked for: those the search's statement read, and for a seed it did
+ * not read (one the ranking lifted from further down a recall), a lookup of their own. Exported
+ * for tests.
+ */
+export function neighbourLookup(
+  deps: Pick<SearchDeps, 'db'>,
+  filter: RecallFilter,
+  read: NonNullable<SearchRecall['neighbours']>,
+): NeighbourLookup {
+  return async (seedMemoryIds, windowSeconds, span) => {
+    const seeds = new Set(seedMemoryIds);
+    const known = read.rows.filter((neighbour) => seeds.has(neighbour.seedMemoryId));
+    const missing = seedMemoryIds.filter((id) => !read.seeds.has(id));
+    if (missing.length === 0) return known;
+    return [...known, ...(await episodeNeighbours(deps.db, filter, missing, windowSeconds, span))];
+  };
+}
+
+/**
+ * Episode context, when its neighbours were read: when a lookup of its own fails, the search goes
+ * on with its direct matches (the lookup fails before any candidate is changed).
  */
 async function episodeContext(
   deps: SearchDeps,
+  filter: RecallFilter,
+  read: NonNullable<SearchRecall['neighbours']>,
   ...args: Parameters<typeof addEpisodeContext> extends [unknown, ...infer Rest] ? Rest : never
 ): Promise<Candidate[]> {
   try {
-    const result = await addEpisodeContext(deps.db, ...args);
+    const result = await addEpisodeContext(neighbourLookup(deps, filter, read), ...args);
     capabilityRecovered(deps.logger, EPISODE_CONTEXT);
     return result;
   } catch (error) {
     capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
-    return args[1];
+    return args[0];
   }
 }
-const EPISODE_CONTEXT = 'retrieval attributes (episode context)';
 
 /**
  * Word-overlap evidence per candidate. Keyword recall measured it with IDF weights over the
@@ -267,14 +311,22 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   const filter = recallFilter(request.workspaceId, payload);
 
   const queryEmbedding = await embedQuery(deps, payload.query, mode);
-  const [vectorHits, textHits] = await Promise.all([
-    queryEmbedding
-      ? vectorRecall(deps.db, filter, queryEmbedding, profile.recallLimit)
-      : Promise.resolve<RecalledChunk[]>([]),
-    mode !== 'vector'
-      ? keywordRecall(deps.db, filter, payload.query, profile.recallLimit)
-      : Promise.resolve<RecalledChunk[]>([]),
-  ]);
+  // Episode context belongs to hybrid search: keyword and vector modes return direct matches only.
+  const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
+  const episodes =
+    episodeWindow > 0 && profile.episodeShare > 0
+      ? { windowSeconds: episodeWindow, span: EPISODE_SPAN, seedsPerRecall: profile.episodeSeeds }
+      : undefined;
+  const {
+    vector: vectorHits,
+    text: textHits,
+    neighbours,
+  } = await recall(deps, filter, {
+    ...(queryEmbedding ? { embedding: queryEmbedding } : {}),
+    ...(mode !== 'vector' ? { query: payload.query } : {}),
+    limit: profile.recallLimit,
+    ...(episodes ? { episodes } : {}),
+  });
 
   const weights = fusionWeights(mode, queryEmbedding !== undefined, deps.embeddings.fusionWeight);
   const queryTerms = queryStems(payload.query);
@@ -285,9 +337,9 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
   });
   await rerank(deps, payload.query, candidates, profile);
-  // Episode context belongs to hybrid search: keyword and vector modes return direct matches only.
-  const episodeWindow = mode === 'hybrid' ? deps.episodeWindowSeconds : 0;
-  const withContext = await episodeContext(deps, filter, candidates, profile, episodeWindow);
+  const withContext = neighbours
+    ? await episodeContext(deps, filter, neighbours, candidates, profile, episodeWindow)
+    : candidates;
 
   const now = Date.now();
   for (const candidate of withContext) {

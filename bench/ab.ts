@@ -1,0 +1,169 @@
+/**
+ * Before/after on the same data at the same time: the server of this tree and the server of
+ * another checkout (`BENCH_AB_BASE`, e.g. the commit before a change), both running on one
+ * PostgreSQL database, searched in alternating blocks (the order alternating too), so load from
+ * other work on the machine falls on both alike. Per server and row: p50/p95, CPU ms per request
+ * of the server process and of the database's client backends, statements per request. Waits
+ * for the servers' start-up maintenance (ANALYZE, VACUUM) to finish before measuring, so its CPU
+ * is not charged to the searches.
+ *
+ *   BENCH_AB_BASE=/path/to/other/checkout pnpm --filter @mnemo/bench bench:ab
+ *
+ * Environment: `BENCH_AB_SIZE` (regular memories, 10k; the heavy owner's 10k on top),
+ * `BENCH_AB_COUNT` (requests per server and row, 600), `BENCH_AB_BLOCK` (50), `BENCH_SEED`,
+ * `BENCH_DATABASE_URL`.
+ */
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import postgres from 'postgres';
+import { openDatabase } from '../server/src/db/client.js';
+import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
+import { ApiKeyService } from '../server/src/services/api-keys.js';
+import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
+import { bulkLoader } from './lib/bulk-load.js';
+import { addCost, measured, noCost, type Cost } from './lib/cpu.js';
+import { createBenchDatabase, maintenanceDone } from './lib/database.js';
+import {
+  HEAVY_MEMORIES,
+  HEAVY_OWNER,
+  REGULAR_OWNERS,
+  heavyMemory,
+  ownerName,
+  questions,
+  regularMemory,
+} from './lib/generator.js';
+import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
+import { ms, summarise, table, timeLoad } from './lib/stats.js';
+
+const BASE = process.env.BENCH_AB_BASE;
+const SIZE = Number((process.env.BENCH_AB_SIZE ?? '10k').replace(/k$/i, '000'));
+const COUNT = Number(process.env.BENCH_AB_COUNT ?? 600);
+const BLOCK = Number(process.env.BENCH_AB_BLOCK ?? 50);
+const SEED = Number(process.env.BENCH_SEED ?? 42);
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
+const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
+
+async function post(base: string, path: string, body: unknown): Promise<void> {
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
+}
+
+async function main(): Promise<void> {
+  if (!BASE) throw new Error('set BENCH_AB_BASE to the checkout to compare with');
+  const bench = await createBenchDatabase(ADMIN_URL, undefined);
+  const raw = postgres(bench.databaseUrl, { max: 2, onnotice: () => {} });
+  const servers: Array<{ name: string; server: ServerProcess }> = [];
+  try {
+    const handle = await openDatabase({
+      databaseUrl: bench.databaseUrl,
+      timeouts: { statementMs: 0, lockMs: 0 },
+    });
+    try {
+      const apiKeys = await ApiKeyService.create(handle.db);
+      const boot = await ensureBootstrapWorkspace(handle.db, apiKeys, {
+        bootstrapApiKey: API_KEY,
+        bootstrapWorkspaceName: 'bench',
+      });
+      const loader = bulkLoader(new LocalEmbeddingProvider(), boot.workspaceId!);
+      loader.attach(handle.db);
+      await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
+      await loader.load(
+        (function* () {
+          for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
+        })(),
+      );
+      log(`loaded ${loader.stored} memories`);
+    } finally {
+      await handle.close();
+    }
+    await raw.unsafe('vacuum analyze');
+    const env = {
+      DATABASE_URL: bench.databaseUrl,
+      MNEMO_BOOTSTRAP_API_KEY: API_KEY,
+      MNEMO_BOOTSTRAP_WORKSPACE: 'bench',
+    };
+    servers.push({ name: 'before', server: await startServer(env, 120_000, resolve(BASE)) });
+    servers.push({ name: 'after', server: await startServer(env, 120_000, REPO_ROOT) });
+    await maintenanceDone(raw, bench.name);
+    const qs = questions(SEED, COUNT);
+    const payload = (i: number, scope: string, path: string) => ({
+      query: qs[i % qs.length]!,
+      user_id:
+        scope === 'heavy' ? HEAVY_OWNER : ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS)),
+      ...(path === '/v1/search' ? { search_mode: 'hybrid' } : {}),
+      top_k: 10,
+    });
+    for (const { server } of servers)
+      await timeLoad(0, 200, 4, (i) =>
+        post(server.base, '/v1/search', payload(i, i % 2 ? 'heavy' : 'owner', '/v1/search')),
+      );
+    const out: string[][] = [];
+    for (const path of ['/v1/search', '/v1/context'])
+      for (const scope of ['owner', 'heavy'])
+        for (const concurrency of [1, 8]) {
+          const series = servers.map(() => ({
+            latencies: [] as number[],
+            seconds: 0,
+            cost: noCost(),
+          }));
+          for (let start = 0, k = 0; start < COUNT; start += BLOCK, k += 1) {
+            for (let j = 0; j < servers.length; j += 1) {
+              const index = (j + k) % servers.length;
+              const { server } = servers[index]!;
+              const s = series[index]!;
+              const probe = {
+                pid: server.pid,
+                statements: () => server.statements(),
+                database: { raw, name: bench.name },
+              };
+              const [timed, cost] = await measured(probe, () =>
+                timeLoad(start, Math.min(COUNT, start + BLOCK), concurrency, (i) =>
+                  post(server.base, path, payload(i, scope, path)),
+                ),
+              );
+              s.latencies.push(...timed.latencies);
+              s.seconds += timed.seconds;
+              addCost(s.cost, cost);
+            }
+          }
+          series.forEach((s, index) => {
+            const m = summarise(s.latencies, s.seconds);
+            const per = (c: Cost, key: keyof Cost) => c[key] / m.count;
+            out.push([
+              path.slice(4),
+              scope,
+              String(concurrency),
+              servers[index]!.name,
+              ms(m.p50),
+              ms(m.p95),
+              m.rate.toFixed(0),
+              ms(per(s.cost, 'serverCpuMs')),
+              ms(per(s.cost, 'dbCpuMs')),
+              per(s.cost, 'statements').toFixed(2),
+            ]);
+          });
+          log(`${path} ${scope} c${concurrency} done`);
+        }
+    process.stdout.write(
+      table(
+        ['operation', 'owner', 'c', 'server', 'p50', 'p95', 'req/s', 'node ms', 'PG ms', 'stmts'],
+        out,
+      ) + '\n',
+    );
+  } finally {
+    for (const { server } of servers) await server.stop();
+    await raw.end({ timeout: 5 });
+    await bench.drop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,302 @@
+import { sql, type Query, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { toVectorLiteral } from '../schema/index.js';
+import type { Database } from '../client.js';
+import { episodeNeighboursQuery, type EpisodeNeighbour } from './episodes.js';
+import {
+  keywordRecallQuery,
+  recallRows,
+  recalled,
+  vectorRecallQuery,
+  type MemoryColumns,
+  type RecallFilter,
+  type RecalledChunk,
+} from './recall.js';
+
+/** What one search reads from the database. */
+export interface SearchRecallRequest {
+  /** Undefined: no vector recall (keyword mode, or the query could not be embedded). */
+  embedding?: number[];
+  /** Undefined: no keyword recall (vector mode). */
+  query?: string;
+  /** Candidates per recall. */
+  limit: number;
+  /**
+   * Episode neighbours (see `episodeNeighbours`) of the memories of the first `seedsPerRecall`
+   * chunks of each recall; undefined: none. The search picks its seeds among the recalled
+   * memories only after ranking, so it asks here for the likely ones and keeps the neighbours of
+   * its seeds (the rows of a seed do not depend on the others); a seed outside them needs a
+   * lookup of its own (`SearchRecall.neighbours.seeds` says which were read).
+   */
+  episodes?: { windowSeconds: number; span: number; seedsPerRecall: number };
+}
+
+export interface SearchRecall {
+  /** Vector recall, nearest first (as `vectorRecall`). */
+  vector: RecalledChunk[];
+  /** Keyword recall, best first (as `keywordRecall`). */
+  text: RecalledChunk[];
+  /** When asked for: the seeds whose neighbours were read, and those neighbours. */
+  neighbours: { seeds: Set<string>; rows: EpisodeNeighbour[] } | undefined;
+}
+
+const enum Part {
+  Vector = 0,
+  Keyword = 1,
+  Neighbour = 2,
+}
+
+type Row = MemoryColumns & {
+  part: number;
+  chunk_id: string;
+  score: number | string | null;
+  coverage: number | string | null;
+  seed_id: string | null;
+  step: number | string | null;
+};
+
+const MEMORY_COLUMNS = sql.raw(`memory_id, chunk_index, text, memory_type, importance, confidence,
+      feedback_score, pinned, source_weight, created_at, effective_at`);
+
+/**
+ * Vector recall, keyword recall (with the coverage fusion needs) and the episode neighbours of
+ * what they found, as one statement: one round trip per search. Each recall is the statement of
+ * `vectorRecallQuery` / `keywordRecallQuery` unchanged, as a materialized CTE (planned as it is
+ * planned alone: same plan, same rows); the neighbours are `episodeNeighboursQuery` with the
+ * recalled memories as seeds. Rows come back tagged by part, each part in its own order.
+ */
+export function searchRecallQuery(
+  db: Database,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): SQL | undefined {
+  const ctes: SQL[] = [];
+  // The first rows of a materialized CTE are the first it produced: its statement's order.
+  const seedLimit = sql.raw(String(Math.trunc(request.episodes?.seedsPerRecall ?? 0)));
+  const parts: SQL[] = [];
+  const hitSets: SQL[] = [];
+  if (request.embedding) {
+    const vector = vectorRecallQuery(db, filter, request.embedding, request.limit).getSQL();
+    ctes.push(sql`vector_hits as materialized (${vector})`);
+    parts.push(sql`select ${sql.raw(String(Part.Vector))} as part, id as chunk_id, ${MEMORY_COLUMNS},
+      distance as score, null::float8 as coverage, null::uuid as seed_id, null::bigint as step
+      from vector_hits`);
+    hitSets.push(sql`(select memory_id from vector_hits limit ${seedLimit})`);
+  }
+  if (request.query !== undefined) {
+    const keyword = keywordRecallQuery(db, filter, request.query, request.limit);
+    ctes.push(sql`keyword_hits as materialized (${keyword})`);
+    parts.push(sql`select ${sql.raw(String(Part.Keyword))} as part, chunk_id, ${MEMORY_COLUMNS},
+      rank as score, coverage, null::uuid as seed_id, null::bigint as step
+      from keyword_hits`);
+    hitSets.push(sql`(select memory_id from keyword_hits limit ${seedLimit})`);
+  }
+  if (parts.length === 0) return undefined;
+  if (request.episodes) {
+    const seeds = sql`array(${sql.join(hitSets, sql` union `)})`;
+    const { windowSeconds, span } = request.episodes;
+    ctes.push(sql`neighbours as (${episodeNeighboursQuery(filter, seeds, windowSeconds, span)})`);
+    parts.push(sql`select ${sql.raw(String(Part.Neighbour))} as part, chunk_id, ${MEMORY_COLUMNS},
+      null::float8 as score, null::float8 as coverage, seed_id, step
+      from neighbours`);
+  }
+  return sql`with ${sql.join(ctes, sql`, `)} ${sql.join(parts, sql` union all `)}`;
+}
+
+const dialect = new PgDialect();
+
+/** Where each value of a cached statement comes from: the request, or a constant of the text. */
+type Slot = { value: keyof Values } | { constant: unknown };
+
+/** The request's values that a statement's shape does not fix. */
+interface Values {
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
+  scope: string;
+  namespace: string;
+  containerTag: string;
+  embedding: string;
+  query: string;
+  limit: number;
+  windowSeconds: number;
+  [type: `type${number}`]: string;
+}
+
+/** A statement's text and where its values come from, per shape; null: not cacheable. */
+interface Shape {
+  text: string;
+  slots: Slot[];
+}
+const shapes = new Map<string, Shape | null>();
+const MAX_SHAPES = 256;
+
+/**
+ * What fixes the statement's text: the parts present, the embedding's dimension, which optional
+ * filters are set (not their values), span and seeds. Undefined: a shape whose values the
+ * builder transforms (metadata, time window), built each time.
+ */
+function shapeOf(filter: RecallFilter, request: SearchRecallRequest): string | undefined {
+  if (filter.metadata !== undefined || filter.createdFrom || filter.createdTo) return undefined;
+  const e = request.episodes;
+  return [
+    request.embedding?.length ?? '-',
+    request.query !== undefined ? 'q' : '-',
+    e ? `${e.span}/${e.seedsPerRecall}` : '-',
+    filter.scope !== undefined ? 's' : '-',
+    filter.namespace !== undefined ? 'n' : '-',
+    filter.containerTag !== undefined ? 'c' : '-',
+    filter.memoryTypes?.length ?? '-',
+    // History searches read archived memories too: another text.
+    filter.history ? 'h' : '-',
+  ].join(':');
+}
+
+function valuesOf(filter: RecallFilter, request: SearchRecallRequest): Values {
+  const values: Values = {
+    workspaceId: filter.workspaceId,
+    ownerType: filter.ownerType,
+    ownerId: filter.ownerId,
+    scope: filter.scope ?? '',
+    namespace: filter.namespace ?? '',
+    containerTag: filter.containerTag ?? '',
+    embedding: request.embedding ? toVectorLiteral(request.embedding) : '',
+    query: request.query ?? '',
+    limit: request.limit,
+    windowSeconds: request.episodes?.windowSeconds ?? 0,
+  };
+  filter.memoryTypes?.forEach((type, i) => (values[`type${i}`] = type));
+  return values;
+}
+
+/**
+ * Builds the statement of a shape twice with two sets of stand-in values, and learns which
+ * parameter takes which value: a parameter equal to a stand-in takes that value; one equal in
+ * both builds is a constant. Anything else (a value the builder transformed, or one written into
+ * the text) leaves the shape uncached.
+ */
+function learnShape(
+  db: Database,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Shape | null {
+  const probe = (n: number) => {
+    const mark = (name: string) => `\u0001${n}:${name}`;
+    const standIn: RecallFilter = {
+      workspaceId: mark('workspaceId'),
+      ownerType: mark('ownerType'),
+      ownerId: mark('ownerId'),
+      ...(filter.scope !== undefined ? { scope: mark('scope') } : {}),
+      ...(filter.namespace !== undefined ? { namespace: mark('namespace') } : {}),
+      ...(filter.containerTag !== undefined ? { containerTag: mark('containerTag') } : {}),
+      ...(filter.memoryTypes
+        ? { memoryTypes: filter.memoryTypes.map((_, i) => mark(`type${i}`)) }
+        : {}),
+      ...(filter.history ? { history: true } : {}),
+    };
+    const embedding = request.embedding?.map((_, i) => (n + 1) / 7 + i / 1e6);
+    const values: Values = {
+      ...valuesOf(standIn, { ...request, ...(embedding ? { embedding } : {}) }),
+      query: mark('query'),
+      limit: 1_000_003 + n,
+      windowSeconds: 2_000_003 + n,
+    };
+    const built = searchRecallQuery(db, standIn, {
+      ...request,
+      ...(embedding ? { embedding } : {}),
+      query: request.query === undefined ? undefined : values.query,
+      limit: values.limit,
+      ...(request.episodes
+        ? { episodes: { ...request.episodes, windowSeconds: values.windowSeconds } }
+        : {}),
+    } as SearchRecallRequest);
+    if (!built) return undefined;
+    const bySentinel = new Map<unknown, keyof Values>();
+    for (const [name, value] of Object.entries(values))
+      if (value !== '') bySentinel.set(value, name as keyof Values);
+    return { query: dialect.sqlToQuery(built), bySentinel };
+  };
+  const a = probe(0);
+  const b = probe(1);
+  if (!a || !b || a.query.sql !== b.query.sql || a.query.params.length !== b.query.params.length)
+    return null;
+  const slots: Slot[] = [];
+  for (let i = 0; i < a.query.params.length; i += 1) {
+    const [x, y] = [a.query.params[i], b.query.params[i]];
+    const name = a.bySentinel.get(x);
+    if (name !== undefined && b.bySentinel.get(y) === name) slots.push({ value: name });
+    else if (x === y && !(typeof x === 'string' && x.includes('\u0001')))
+      slots.push({ constant: x });
+    else return null;
+  }
+  return { text: a.query.sql, slots };
+}
+
+/**
+ * The statement of {@link searchRecallQuery} as text and values (no typings: the PostgreSQL and
+ * PGlite drivers do not read them). Its text depends on the
+ * request's shape only, so it is built once per shape and only its values are filled in after:
+ * building it with the query builder cost more CPU than the rest of the search's statement work.
+ */
+export function searchRecallStatement(
+  db: Database,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Query | undefined {
+  if (request.embedding === undefined && request.query === undefined) return undefined;
+  const shape = shapeOf(filter, request);
+  let known = shape === undefined ? null : shapes.get(shape);
+  if (shape !== undefined && known === undefined) {
+    known = learnShape(db, filter, request);
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(shape, known);
+  }
+  if (!known) {
+    const built = searchRecallQuery(db, filter, request);
+    return built ? dialect.sqlToQuery(built) : undefined;
+  }
+  const values = valuesOf(filter, request);
+  return {
+    sql: known.text,
+    params: known.slots.map((slot) => ('value' in slot ? values[slot.value] : slot.constant)),
+  };
+}
+
+/** Runs {@link searchRecallQuery} and sorts its rows back into the recalls and neighbours. */
+export async function searchRecall(
+  db: Database,
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+): Promise<SearchRecall> {
+  const query = searchRecallStatement(db, filter, request);
+  const rows = query ? await recallRows<Row>(db, query) : [];
+  const vector: RecalledChunk[] = [];
+  const text: RecalledChunk[] = [];
+  const neighbours: EpisodeNeighbour[] = [];
+  let best: number | undefined;
+  for (const row of rows) {
+    const part = Number(row.part);
+    if (part === Part.Vector) {
+      vector.push({ ...recalled(row.chunk_id, row), score: 1 - Number(row.score) });
+    } else if (part === Part.Keyword) {
+      // Scores relative to the best match, which comes first (as keywordRecall).
+      best ??= Number(row.score ?? 0);
+      text.push({
+        ...recalled(row.chunk_id, row),
+        coverage: Number(row.coverage),
+        score: best > 0 ? Number(row.score) / best : 0,
+      });
+    } else {
+      neighbours.push({
+        seedMemoryId: row.seed_id!,
+        step: Number(row.step),
+        ...recalled(row.chunk_id, row),
+      });
+    }
+  }
+  if (!request.episodes) return { vector, text, neighbours: undefined };
+  const first = (hits: RecalledChunk[]) =>
+    hits.slice(0, request.episodes!.seedsPerRecall).map((hit) => hit.memoryId);
+  const seeds = new Set([...first(vector), ...first(text)]);
+  return { vector, text, neighbours: { seeds, rows: neighbours } };
+}
