@@ -32,7 +32,7 @@ import {
   questions,
   regularMemory,
 } from './lib/generator.js';
-import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
+import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
 import { ms, summarise, table, timeLoad } from './lib/stats.js';
 
 const BASE = process.env.BENCH_AB_BASE;
@@ -44,15 +44,9 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
 
-async function post(base: string, path: string, body: unknown): Promise<void> {
-  const res = await fetch(base + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
-}
+const post = async (base: string, path: string, body: unknown): Promise<void> => {
+  await postJson(base, path, API_KEY, body);
+};
 
 async function main(): Promise<void> {
   if (!BASE) throw new Error('set BENCH_AB_BASE to the checkout to compare with');

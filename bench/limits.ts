@@ -51,7 +51,7 @@ import {
 } from './lib/generator.js';
 import { createBenchDatabase } from './lib/database.js';
 import { backendCpu, backendDelta, cpuMs } from './lib/cpu.js';
-import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
+import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
 import {
   ms,
   percentile,
@@ -228,16 +228,7 @@ function p50Difference(
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-async function post(base: string, path: string, body: unknown): Promise<string> {
-  const res = await fetch(base + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
-  return text;
-}
+const post = (base: string, path: string, body: unknown) => postJson(base, path, API_KEY, body);
 
 const ownerOf = (i: number) => ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS));
 const QUESTIONS = questions(SEED, 512);

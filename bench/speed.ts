@@ -45,7 +45,7 @@ import {
   writerMemory,
 } from './lib/generator.js';
 import { createBenchDatabase, maintenanceDone } from './lib/database.js';
-import { REPO_ROOT, startServer, type ServerProcess } from './lib/server.js';
+import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
 import { addCost, measured, noCost, type Cost, type CostProbe } from './lib/cpu.js';
 import {
   ms,
@@ -122,15 +122,9 @@ const plans: string[] = [];
 const facts: SizeFacts[] = [];
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-async function post(base: string, path: string, body: unknown): Promise<void> {
-  const res = await fetch(base + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
-}
+const post = async (base: string, path: string, body: unknown): Promise<void> => {
+  await postJson(base, path, API_KEY, body);
+};
 
 async function folderMiB(path: string): Promise<number> {
   let bytes = 0;
@@ -665,14 +659,7 @@ const findRow = (backend: Backend, size: number, op: string, scope: string, conc
   );
 
 const find = (backend: Backend, size: number, op: string, scope: string, concurrency: number) =>
-  rows.find(
-    (r) =>
-      r.backend === backend &&
-      r.size === size &&
-      r.op === op &&
-      r.scope === scope &&
-      r.concurrency === concurrency,
-  )?.m;
+  findRow(backend, size, op, scope, concurrency)?.m;
 
 function report(peer: PeerOutcome): string {
   const out: string[] = [];

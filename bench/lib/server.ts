@@ -156,3 +156,20 @@ export async function startServer(
     },
   };
 }
+
+/** POSTs JSON to a started server with an API key; any status but 200 throws. The body, as text. */
+export async function postJson(
+  base: string,
+  path: string,
+  apiKey: string,
+  body: unknown,
+): Promise<string> {
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  return text;
+}
