@@ -113,7 +113,7 @@ interface Config {
   env: Record<string, string>;
 }
 
-const CONFIGS: Config[] = [
+const ALL_CONFIGS: Config[] = [
   { name: 'off', env: { MNEMO_LIMITS: 'off' } },
   {
     name: 'on',
@@ -133,6 +133,10 @@ const CONFIGS: Config[] = [
       ]
     : []),
 ];
+/** BENCH_LIMITS_CONFIGS=on (for example): run only these servers (diagnosis); default: all. */
+const CONFIGS = process.env.BENCH_LIMITS_CONFIGS
+  ? ALL_CONFIGS.filter((c) => process.env.BENCH_LIMITS_CONFIGS!.split(',').includes(c.name))
+  : ALL_CONFIGS;
 
 // ---------------------------------------------------------------------------------------------
 // CPU of a process and of the database's backends: lib/cpu.ts
@@ -147,6 +151,8 @@ interface Series {
   seconds: number;
   serverCpuMs: number;
   dbCpuMs: number;
+  /** Statements the server sent to PostgreSQL (socket counter, lib/count-statements.mjs). */
+  statements: number;
 }
 
 const emptySeries = (): Series => ({
@@ -155,6 +161,7 @@ const emptySeries = (): Series => ({
   seconds: 0,
   serverCpuMs: 0,
   dbCpuMs: 0,
+  statements: 0,
 });
 
 /**
@@ -177,16 +184,25 @@ async function interleave(
       const index = (j + k) % servers.length;
       const { config, server } = servers[index]!;
       const s = series[index]!;
-      const [cpu0, db0] = await Promise.all([cpuMs(server.pid), backendCpu(cpu.raw, cpu.database)]);
+      const [cpu0, db0, st0] = await Promise.all([
+        cpuMs(server.pid),
+        backendCpu(cpu.raw, cpu.database),
+        server.statements(),
+      ]);
       const part = await timeLoad(start, Math.min(count, start + block), concurrency, (i) =>
         op(server, config, i),
       );
-      const [cpu1, db1] = await Promise.all([cpuMs(server.pid), backendCpu(cpu.raw, cpu.database)]);
+      const [cpu1, db1, st1] = await Promise.all([
+        cpuMs(server.pid),
+        backendCpu(cpu.raw, cpu.database),
+        server.statements(),
+      ]);
       s.latencies.push(...part.latencies);
       s.blocks.push(part.latencies);
       s.seconds += part.seconds;
       s.serverCpuMs += cpu1 - cpu0;
       s.dbCpuMs += backendDelta(db0, db1);
+      s.statements += st1 - st0;
     }
   }
   return series;
@@ -438,6 +454,7 @@ function report(phases: Phase[], pieces: Piece[]): string {
         rate(m.rate),
         ms(s.serverCpuMs / m.count),
         ms(s.dbCpuMs / m.count),
+        (s.statements / m.count).toFixed(2),
       ]);
     });
   }
@@ -454,6 +471,7 @@ function report(phases: Phase[], pieces: Piece[]): string {
         'req/s',
         'server CPU ms/req',
         'PG CPU ms/req',
+        'statements/req',
       ],
       rows,
     ),
@@ -482,6 +500,7 @@ function report(phases: Phase[], pieces: Piece[]): string {
         ratio(m.p95 / offM.p95),
         ms(s.serverCpuMs / m.count - off.serverCpuMs / offM.count),
         ms(s.dbCpuMs / m.count - off.dbCpuMs / offM.count),
+        (s.statements / m.count - off.statements / offM.count).toFixed(2),
       ]);
     });
   }
@@ -497,6 +516,7 @@ function report(phases: Phase[], pieces: Piece[]): string {
         '÷ off p95',
         'Δ server CPU ms/req',
         'Δ PG CPU ms/req',
+        'Δ statements/req',
       ],
       added,
     ),
@@ -524,8 +544,8 @@ function report(phases: Phase[], pieces: Piece[]): string {
   out.push(
     `Measured in the bench process against the same database (sequential, ${PROFILE_ROUNDS} rounds each after 50 warm-up), with ` +
       "the server's own code: `createMeteredQuota` (`services/usage.ts`), `PlanService` (`services/plans.ts`), `createLimitBackend` " +
-      '(`limits/backend.ts`). An exact reservation and a settlement are each one round trip (`begin`; `synchronous_commit` off; the ' +
-      'statement; `commit`). The server meters in blocks by default (`services/usage-blocks.ts`, docs/limits.md): one such reservation ' +
+      '(`limits/backend.ts`). An exact reservation and a settlement are each one statement, on connections that commit ' +
+      'without waiting for the WAL flush (`synchronous_commit` off). The server meters in blocks by default (`services/usage-blocks.ts`, docs/limits.md): one such reservation ' +
       'serves a run of similar requests from memory, so most requests make no metering round trip; near a cap it reserves exactly.\n',
   );
   out.push(

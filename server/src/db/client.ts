@@ -68,6 +68,7 @@ const reconnectDelaySeconds = (retries: number): number =>
   Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
 
 const POSTGRES_POOL_SIZE = 10;
+const METERING_POOL_SIZE = 3;
 
 /** The pool of a database's hand-written hot statements (see `Statement`). */
 export interface StatementPool {
@@ -79,6 +80,13 @@ export interface StatementPool {
    * a bound they (and whoever waits on them) wait forever.
    */
   tripTimeoutMs: number;
+  /**
+   * Metering's connections (db/queries/usage.ts): their sessions commit without waiting for the
+   * WAL flush (`synchronous_commit = off`), so each metering statement is one implicit
+   * transaction, one statement on the wire, rather than `begin`, the setting, the statement and
+   * `commit` (four statements for PostgreSQL to run, in one trip) on a reserved connection.
+   */
+  asyncCommit: Database;
 }
 
 const statementPools = new WeakMap<Database, StatementPool>();
@@ -180,12 +188,24 @@ async function openPostgres(
     ...poolSettings,
     connection: { ...SESSION_SETTINGS, ...faultSettings, plan_cache_mode: 'force_generic_plan' },
   });
+  // A few connections suffice: a metering statement is short, and most requests meter from
+  // memory (services/usage-blocks.ts).
+  const meteringClient = postgres(databaseUrl, {
+    ...poolSettings,
+    max: METERING_POOL_SIZE,
+    connection: {
+      ...faultSettings,
+      synchronous_commit: 'off',
+      plan_cache_mode: 'force_generic_plan',
+    },
+  });
   // Through drizzle too, so values are parsed and serialised as on the main pool.
   statementPools.set(db, {
     db: drizzlePostgres({ client: retryingReads(statementClient), schema }),
     client: statementClient,
     // Two statements of a trip may each run to the statement timeout; a second for the rest.
     tripTimeoutMs: timeouts.statementMs > 0 ? 2 * timeouts.statementMs + 1000 : 60_000,
+    asyncCommit: drizzlePostgres({ client: meteringClient, schema }),
   });
   return {
     db,
@@ -194,7 +214,9 @@ async function openPostgres(
       await db.execute(sql`select 1`);
     },
     close: async () => {
-      await Promise.all([client.end({ timeout: 5 }), statementClient.end({ timeout: 5 })]);
+      await Promise.all(
+        [client, statementClient, meteringClient].map((pool) => pool.end({ timeout: 5 })),
+      );
     },
   };
 }

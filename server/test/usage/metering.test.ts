@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Database, executeRows, statementPoolOf } from '../../src/db/client.js';
 import { getEntitlement } from '../../src/db/queries/entitlements.js';
 import { databaseEntitlements } from '../../src/services/plans.js';
 import { unlimitedQuota } from '../../src/services/quota.js';
@@ -304,5 +306,25 @@ describeDb('metered quota: reserve → commit / release, caps, reconciliation', 
     failing = false;
     await (await gate.reserve({ workspaceId: ws, writes: 1 })).commit();
     expect(await counter(db, ws, 'writes', DAY)).toEqual({ used: 1, reserved: 0 });
+  });
+
+  it('meters on PostgreSQL sessions that commit asynchronously; memories keep durable commits', async (ctx) => {
+    const pool = statementPoolOf(db);
+    if (!pool) return ctx.skip(); // PGlite: one connection, no pools
+    const setting = async (on: Database) =>
+      (
+        await executeRows<{ value: string }>(
+          on,
+          sql`select current_setting('synchronous_commit') as value`,
+        )
+      )[0]?.value;
+    expect(await setting(pool.asyncCommit)).toBe('off');
+    expect(await setting(db)).toBe('on');
+    expect(await setting(pool.db)).toBe('on');
+    // A reservation is one statement there, with no transaction around it, and still atomic.
+    const ws = await newWorkspace(db);
+    const { gate } = meter(db);
+    await (await gate.reserve({ workspaceId: ws, writes: 2 })).commit();
+    expect(await counter(db, ws, 'writes', DAY)).toEqual({ used: 2, reserved: 0 });
   });
 });
