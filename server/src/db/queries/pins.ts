@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { memories, memoryChunks, memoryPins } from '../schema/index.js';
-import type { Queryable } from './statement.js';
+import { memories, memoryPins } from '../schema/index.js';
+import type { Database } from '../client.js';
+import { type Queryable, Statement } from './statement.js';
 
 export interface PinOwner {
   workspaceId: string;
@@ -81,21 +82,27 @@ export interface PinnedChunk {
   text: string;
 }
 
-/** First chunks of the owner's pinned live memories, in pin order: what context shows first. */
-export async function pinnedFirstChunks(db: Queryable, owner: PinOwner): Promise<PinnedChunk[]> {
-  return db
-    .select({
-      memoryId: memoryChunks.memoryId,
-      chunkId: memoryChunks.id,
-      chunkIndex: memoryChunks.chunkIndex,
-      text: memoryChunks.text,
-    })
-    .from(memoryPins)
-    .innerJoin(memories, eq(memories.id, memoryPins.memoryId))
-    .innerJoin(
-      memoryChunks,
-      and(eq(memoryChunks.memoryId, memoryPins.memoryId), eq(memoryChunks.chunkIndex, 0)),
-    )
-    .where(and(ofOwner(owner), eq(memories.lifecycleState, 'active')))
-    .orderBy(asc(memoryPins.createdAt), asc(memoryPins.id));
+const pinnedFirstChunksStatement = new Statement<{
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
+}>(`
+  select c.memory_id as "memoryId", c.id as "chunkId", c.chunk_index as "chunkIndex", c.text
+  from memory_pins p
+  join memories m on m.id = p.memory_id
+  join memory_chunks c on c.memory_id = p.memory_id and c.chunk_index = 0
+  where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
+    and p.owner_id = :ownerId::text and m.lifecycle_state = 'active'
+  order by p.created_at, p.id`);
+
+/**
+ * First chunks of the owner's pinned live memories, in pin order: what context shows first. A
+ * prepared statement (one round trip, see `Statement`): context runs it beside its search.
+ */
+export async function pinnedFirstChunks(db: Database, owner: PinOwner): Promise<PinnedChunk[]> {
+  return pinnedFirstChunksStatement.run<PinnedChunk & Record<string, unknown>>(db, {
+    workspaceId: owner.workspaceId,
+    ownerType: owner.ownerType,
+    ownerId: owner.ownerId,
+  });
 }

@@ -1,15 +1,14 @@
-import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import {
   learningSignals,
   memories,
-  memoryChunks,
-  memoryLinks,
   savedSearches,
   type LearningSignal,
   type NewLearningSignal,
 } from '../schema/index.js';
-import type { Queryable } from './statement.js';
+import { parseVectorLiteral } from '../schema/columns.js';
+import { type Queryable, Statement } from './statement.js';
 
 /** One multi-row insert (searches record their signals in batches). */
 export async function insertLearningSignals(
@@ -85,9 +84,43 @@ export interface LinkedChunk {
   embeddingDimension: number | null;
 }
 
+const linkedFirstChunksStatement = new Statement<{
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
+  memoryIds: string[];
+  limit: number;
+}>(`
+  with hit as (
+    select h.id, h.ord from unnest(:memoryIds::uuid[]) with ordinality as h(id, ord)
+  ),
+  edge as (
+    select distinct on (o.other) o.other, hit.id as linked_from, hit.ord
+    from memory_links l
+    join hit on hit.id = l.source_memory_id or hit.id = l.target_memory_id
+    cross join lateral (
+      select case when hit.id = l.source_memory_id then l.target_memory_id
+                  else l.source_memory_id end as other
+    ) o
+    where l.workspace_id = :workspaceId::uuid and o.other <> all(:memoryIds::uuid[])
+    order by o.other, hit.ord
+  )
+  select c.memory_id as "memoryId", c.id as "chunkId", c.chunk_index as "chunkIndex", c.text,
+    c.embedding::text as embedding, c.embedding_dimension as "embeddingDimension",
+    e.linked_from as "linkedFrom"
+  from edge e
+  join memory_chunks c on c.memory_id = e.other and c.chunk_index = 0
+  join memories m on m.id = c.memory_id
+  where c.workspace_id = :workspaceId::uuid and c.owner_type = :ownerType::text
+    and c.owner_id = :ownerId::text and m.lifecycle_state = 'active'
+  order by e.ord, e.other
+  limit :limit::int`);
+
 /**
  * First chunks of live memories of the same owner linked (either direction) to any of
- * `memoryIds`, excluding those memories themselves.
+ * `memoryIds`, excluding those memories themselves: each names the first of `memoryIds` it is
+ * linked to, and the first `limit` follow the order of `memoryIds`. One prepared statement (one
+ * round trip; see `Statement`).
  */
 export async function linkedFirstChunks(
   db: Database,
@@ -96,46 +129,23 @@ export async function linkedFirstChunks(
   limit: number,
 ): Promise<LinkedChunk[]> {
   if (memoryIds.length === 0) return [];
-  const links = await db
-    .select({ source: memoryLinks.sourceMemoryId, target: memoryLinks.targetMemoryId })
-    .from(memoryLinks)
-    .where(
-      and(
-        eq(memoryLinks.workspaceId, space.workspaceId),
-        or(
-          inArray(memoryLinks.sourceMemoryId, memoryIds),
-          inArray(memoryLinks.targetMemoryId, memoryIds),
-        ),
-      ),
-    );
-  const hits = new Set(memoryIds);
-  const linkedFrom = new Map<string, string>();
-  for (const { source, target } of links) {
-    const [from, to] = hits.has(source) ? [source, target] : [target, source];
-    if (!hits.has(to) && !linkedFrom.has(to)) linkedFrom.set(to, from);
-  }
-  if (linkedFrom.size === 0) return [];
-  const rows = await db
-    .select({
-      memoryId: memoryChunks.memoryId,
-      chunkId: memoryChunks.id,
-      chunkIndex: memoryChunks.chunkIndex,
-      text: memoryChunks.text,
-      embedding: memoryChunks.embedding,
-      embeddingDimension: memoryChunks.embeddingDimension,
-    })
-    .from(memoryChunks)
-    .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
-    .where(
-      and(
-        eq(memoryChunks.workspaceId, space.workspaceId),
-        eq(memoryChunks.ownerType, space.ownerType),
-        eq(memoryChunks.ownerId, space.ownerId),
-        inArray(memoryChunks.memoryId, [...linkedFrom.keys()]),
-        eq(memoryChunks.chunkIndex, 0),
-        eq(memories.lifecycleState, 'active'),
-      ),
-    )
-    .limit(limit);
-  return rows.map((row) => ({ ...row, linkedFrom: linkedFrom.get(row.memoryId) ?? '' }));
+  const rows = await linkedFirstChunksStatement.run<{
+    memoryId: string;
+    chunkId: string;
+    chunkIndex: number;
+    text: string;
+    embedding: string | null;
+    embeddingDimension: number | null;
+    linkedFrom: string;
+  }>(db, {
+    workspaceId: space.workspaceId,
+    ownerType: space.ownerType,
+    ownerId: space.ownerId,
+    memoryIds,
+    limit,
+  });
+  return rows.map((row) => ({
+    ...row,
+    embedding: row.embedding === null ? null : parseVectorLiteral(row.embedding),
+  }));
 }

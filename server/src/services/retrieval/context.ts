@@ -1,7 +1,7 @@
 import type { ContextResponse } from '@mnemo/contract';
 import { pinnedFirstChunks } from '../../db/queries/pins.js';
 import { linkedFirstChunks } from '../../db/queries/signals.js';
-import { searchMemories, type SearchDeps, type SearchRequest } from './search.js';
+import { recallFilter, searchMemories, type SearchDeps, type SearchRequest } from './search.js';
 import { wordCoverage } from './ranking.js';
 
 /** Longest text of one block; longer chunks end with an ellipsis. */
@@ -70,9 +70,13 @@ export async function buildContext(
   deps: SearchDeps,
   request: SearchRequest,
 ): Promise<ContextResponse> {
+  // Pins do not depend on the ranking: they are read beside the search, so context costs one
+  // round trip more than its search (the links of its hits), not two.
+  const pins = pinnedFirstChunks(deps.db, recallFilter(request.workspaceId, request.payload));
+  pins.catch(() => undefined); // awaited below; a failed search must not leave it unhandled
   const outcome = await searchMemories(deps, request);
   const [pinned, linked] = await Promise.all([
-    pinnedFirstChunks(deps.db, outcome.filter),
+    pins,
     linkedFirstChunks(
       deps.db,
       outcome.filter,
