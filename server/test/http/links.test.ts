@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { linkedFirstChunks } from '../../src/db/queries/signals.js';
 import { memories, memoryLinks } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
@@ -223,5 +224,43 @@ describeDb('POST, GET and DELETE /v1/memories/{id}/links', () => {
       .from(memoryLinks)
       .where(eq(memoryLinks.sourceMemoryId, note));
     expect(rows).toEqual([]);
+  });
+
+  it("context names the first ranked hit a linked memory is linked to, and keeps the hits' order", async () => {
+    const walk = await write('walk', {
+      text: 'Jane walks Milo in the park',
+      user_id: 'jane',
+      extract: false,
+    });
+    expect((await link(ids.paris!, { target_id: walk })).status).toBe(200);
+    expect((await link(walk, { target_id: ids.milo })).status).toBe(200);
+    const [owner] = await t.database.db
+      .select({ ownerType: memories.ownerType, ownerId: memories.ownerId })
+      .from(memories)
+      .where(eq(memories.id, walk));
+    const space = { workspaceId: t.tenant.workspaceId, ...owner! };
+    const linked = (hits: string[], limit = 15) =>
+      linkedFirstChunks(t.database.db, space, hits, limit).then((rows) =>
+        rows.map((row) => [row.memoryId, row.linkedFrom, row.chunkIndex]),
+      );
+    // Linked to both hits: named after whichever ranks first; the hits themselves never appear.
+    expect(await linked([ids.paris!, ids.milo!])).toEqual([[walk, ids.paris, 0]]);
+    expect(await linked([ids.milo!, ids.paris!])).toEqual([[walk, ids.milo, 0]]);
+    expect(await linked([walk])).toEqual(
+      expect.arrayContaining([
+        [ids.paris, walk, 0],
+        [ids.milo, walk, 0],
+      ]),
+    );
+    expect(await linked([walk], 1)).toHaveLength(1);
+    // Another workspace's view of the same ids finds nothing.
+    expect(
+      await linkedFirstChunks(
+        t.database.db,
+        { ...space, workspaceId: other.workspaceId },
+        [ids.paris!],
+        15,
+      ),
+    ).toEqual([]);
   });
 });
