@@ -138,6 +138,30 @@ describeDb('request limits end to end', () => {
     expect((await write(t, 'neighbour writes', neighbour)).status).toBe(200);
   });
 
+  it('a request refused for its key does not count toward the workspace rate', async () => {
+    t = await createTestApp({
+      MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '2',
+      MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE: '4',
+    });
+    for (let i = 0; i < 2; i++) expect((await write(t, `first key ${i}`)).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      expectRefused(await write(t, `over the key ${i}`), 429, 'RATE_LIMITED', /per API key/);
+    }
+    // The workspace has counted 2 of its 4: a second key still gets its 2.
+    const second = await t.deps.apiKeys.mint(t.tenant.workspaceId, 'second');
+    const tenant2 = { ...t.tenant, apiKey: second.plaintext };
+    for (let i = 0; i < 2; i++)
+      expect((await write(t, `second key ${i}`, tenant2)).status).toBe(200);
+    // Now it has counted 4: a third key is refused for the workspace.
+    const third = await t.deps.apiKeys.mint(t.tenant.workspaceId, 'third');
+    expectRefused(
+      await write(t, 'third key', { ...t.tenant, apiKey: third.plaintext }),
+      429,
+      'RATE_LIMITED',
+      /per workspace/,
+    );
+  });
+
   it('the plan sets the workspace rate when no override is configured (scale: 300)', async () => {
     t = await createTestApp({
       MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '100',
