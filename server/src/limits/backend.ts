@@ -157,7 +157,20 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {1, held + 1, 0}
 `;
 
+/** The lease script as a command of the client: sent by its SHA (EVALSHA), not its text. */
+type LeaseClient = Redis & {
+  acquireLease(
+    key: string,
+    now: number,
+    ttlMs: number,
+    limit: number,
+    id: string,
+  ): Promise<[number, number, number]>;
+};
+
 function redisBackend(client: Redis, keyPrefix: string, now: () => number): LimitBackend {
+  client.defineCommand('acquireLease', { numberOfKeys: 1, lua: ACQUIRE_LEASE });
+  const leaseClient = client as LeaseClient;
   return {
     counter: cachedCounters(
       (spec) =>
@@ -173,15 +186,13 @@ function redisBackend(client: Redis, keyPrefix: string, now: () => number): Limi
       async acquire(key, limit, ttlMs) {
         const redisKey = `${keyPrefix}:lease:${key}`;
         const id = randomUUID();
-        const [granted, held, retryAfterMs] = (await client.eval(
-          ACQUIRE_LEASE,
-          1,
+        const [granted, held, retryAfterMs] = await leaseClient.acquireLease(
           redisKey,
           now(),
           ttlMs,
           limit,
           id,
-        )) as [number, number, number];
+        );
         if (!granted) return refused(held, retryAfterMs);
         return {
           granted: true,
