@@ -1,7 +1,8 @@
 /**
  * Before/after on the same data at the same time: the server of this tree and the server of
  * another checkout (`BENCH_AB_BASE`, e.g. the commit before a change), both running on one
- * PostgreSQL database, searched in alternating blocks (the order alternating too), so load from
+ * PostgreSQL database, searched and written to in alternating blocks (the order alternating
+ * too), so load from
  * other work on the machine falls on both alike. Per server and row: p50/p95, CPU ms per request
  * of the server process and of the database's client backends, statements per request. Waits
  * for the servers' start-up maintenance (ANALYZE, VACUUM) to finish before measuring, so its CPU
@@ -10,8 +11,9 @@
  *   BENCH_AB_BASE=/path/to/other/checkout pnpm --filter @mnemo/bench bench:ab
  *
  * Environment: `BENCH_AB_SIZE` (regular memories, 10k; the heavy owner's 10k on top),
- * `BENCH_AB_COUNT` (requests per server and row, 600), `BENCH_AB_BLOCK` (50), `BENCH_SEED`,
- * `BENCH_DATABASE_URL`.
+ * `BENCH_AB_COUNT` (search and context requests per server and row, 600), `BENCH_AB_WRITES`
+ * (writes per server and row, 800), `BENCH_AB_BLOCK` (50; writes at concurrency 50: 200),
+ * `BENCH_AB_PHASES` (`search,writes`), `BENCH_SEED`, `BENCH_DATABASE_URL`.
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -31,6 +33,7 @@ import {
   ownerName,
   questions,
   regularMemory,
+  writerMemory,
 } from './lib/generator.js';
 import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
 import { ms, summarise, table, timeLoad } from './lib/stats.js';
@@ -40,6 +43,11 @@ const SIZE = Number((process.env.BENCH_AB_SIZE ?? '10k').replace(/k$/i, '000'));
 const COUNT = Number(process.env.BENCH_AB_COUNT ?? 600);
 const BLOCK = Number(process.env.BENCH_AB_BLOCK ?? 50);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
+const WRITES = Number(process.env.BENCH_AB_WRITES ?? 800);
+/** `search` (search and context rows), `writes` (POST /v1/memories rows): default both. */
+const PHASES = new Set(
+  (process.env.BENCH_AB_PHASES ?? 'search,writes').split(',').map((phase) => phase.trim()),
+);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
@@ -98,52 +106,109 @@ async function main(): Promise<void> {
         post(server.base, '/v1/search', payload(i, i % 2 ? 'heavy' : 'owner', '/v1/search')),
       );
     const out: string[][] = [];
-    for (const path of ['/v1/search', '/v1/context'])
-      for (const scope of ['owner', 'heavy'])
-        for (const concurrency of [1, 8]) {
-          const series = servers.map(() => ({
-            latencies: [] as number[],
-            seconds: 0,
-            cost: noCost(),
-          }));
-          for (let start = 0, k = 0; start < COUNT; start += BLOCK, k += 1) {
-            for (let j = 0; j < servers.length; j += 1) {
-              const index = (j + k) % servers.length;
-              const { server } = servers[index]!;
-              const s = series[index]!;
-              const probe = {
-                pid: server.pid,
-                statements: () => server.statements(),
-                database: { raw, name: bench.name },
-              };
-              const [timed, cost] = await measured(probe, () =>
-                timeLoad(start, Math.min(COUNT, start + BLOCK), concurrency, (i) =>
-                  post(server.base, path, payload(i, scope, path)),
-                ),
-              );
-              s.latencies.push(...timed.latencies);
-              s.seconds += timed.seconds;
-              addCost(s.cost, cost);
-            }
-          }
-          series.forEach((s, index) => {
-            const m = summarise(s.latencies, s.seconds);
-            const per = (c: Cost, key: keyof Cost) => c[key] / m.count;
-            out.push([
-              path.slice(4),
-              scope,
-              String(concurrency),
-              servers[index]!.name,
-              ms(m.p50),
-              ms(m.p95),
-              m.rate.toFixed(0),
-              ms(per(s.cost, 'serverCpuMs')),
-              ms(per(s.cost, 'dbCpuMs')),
-              per(s.cost, 'statements').toFixed(2),
-            ]);
-          });
-          log(`${path} ${scope} c${concurrency} done`);
+    /**
+     * One row per server: `count` requests each, in alternating blocks of `block` (the order
+     * alternating too), each block bracketed by readings of the server's CPU, its database
+     * backends' CPU and its statements.
+     */
+    const alternate = async (
+      row: { operation: string; owner: string; concurrency: number },
+      count: number,
+      block: number,
+      op: (server: ServerProcess, name: string, i: number) => Promise<void>,
+    ): Promise<void> => {
+      const series = servers.map(() => ({
+        latencies: [] as number[],
+        seconds: 0,
+        cost: noCost(),
+      }));
+      for (let start = 0, k = 0; start < count; start += block, k += 1) {
+        for (let j = 0; j < servers.length; j += 1) {
+          const index = (j + k) % servers.length;
+          const { server, name } = servers[index]!;
+          const s = series[index]!;
+          const probe = {
+            pid: server.pid,
+            statements: () => server.statements(),
+            database: { raw, name: bench.name },
+          };
+          const [timed, cost] = await measured(probe, () =>
+            timeLoad(start, Math.min(count, start + block), row.concurrency, (i) =>
+              op(server, name, i),
+            ),
+          );
+          s.latencies.push(...timed.latencies);
+          s.seconds += timed.seconds;
+          addCost(s.cost, cost);
         }
+      }
+      series.forEach((s, index) => {
+        const m = summarise(s.latencies, s.seconds);
+        const per = (c: Cost, key: keyof Cost) => c[key] / m.count;
+        out.push([
+          row.operation,
+          row.owner,
+          String(row.concurrency),
+          servers[index]!.name,
+          ms(m.p50),
+          ms(m.p95),
+          m.rate.toFixed(0),
+          ms(per(s.cost, 'serverCpuMs')),
+          ms(per(s.cost, 'dbCpuMs')),
+          per(s.cost, 'statements').toFixed(2),
+        ]);
+      });
+      log(`${row.operation} ${row.owner} c${row.concurrency} done`);
+    };
+    if (PHASES.has('search'))
+      for (const path of ['/v1/search', '/v1/context'])
+        for (const scope of ['owner', 'heavy'])
+          for (const concurrency of [1, 8])
+            await alternate(
+              { operation: path.slice(4), owner: scope, concurrency },
+              COUNT,
+              BLOCK,
+              (server, _, i) => post(server.base, path, payload(i, scope, path)),
+            );
+    if (PHASES.has('writes')) {
+      // The same texts for both servers, each under owners of its own (`<server>-writer-…`), so
+      // both meet the same dedupe decisions and neither sees the other's memories. At
+      // concurrency 50 a block holds four waves, so its p95 is not one wave's tail.
+      const write = (
+        server: ServerProcess,
+        name: string,
+        s: number,
+        i: number,
+        extract: boolean,
+      ) => {
+        const item = writerMemory(SEED, s, i);
+        return post(server.base, '/v1/memories', {
+          text: item.text,
+          user_id: `${name}-${item.ownerId}`,
+          memory_type: item.memoryType,
+          ...(extract ? {} : { extract: false }),
+        });
+      };
+      // Warm-up (stream 0): every statement of the write path prepared on the pools' connections.
+      for (const { server, name } of servers)
+        await timeLoad(0, 100, 8, (i) => write(server, name, 0, i, i % 2 === 0));
+      let stream = 0;
+      for (const [extract, concurrency] of [
+        [false, 1],
+        [false, 8],
+        [true, 8],
+        [false, 50],
+      ] as const) {
+        stream += 1;
+        const s = stream;
+        await alternate(
+          { operation: `write extract=${extract ? 'on' : 'off'}`, owner: 'writer', concurrency },
+          WRITES,
+          Math.max(BLOCK, 4 * concurrency),
+          (server, name, i) => write(server, name, s, i, extract),
+        );
+      }
+    }
     process.stdout.write(
       table(
         ['operation', 'owner', 'c', 'server', 'p50', 'p95', 'req/s', 'node ms', 'PG ms', 'stmts'],

@@ -30,9 +30,10 @@ export { MAX_CHILDREN, MIN_IMPORTANCE_TO_EXTRACT } from './memory-write/extract.
  * memory + chunks, children + links, lifecycle events, idempotency record, audit) → commit of
  * the reservation.
  *
- * On PostgreSQL a new memory costs five statements in two round trips: the lookup (with the
- * nearest memories when the embedder runs in-process; a statement of its own otherwise), then
- * `begin`, the lock, one statement writing everything and `commit`, sent together. Metering
+ * On PostgreSQL a new memory costs five statements in two round trips, the children of an
+ * extraction included: the lookup (with the nearest memories when the embedder runs in-process; a
+ * statement of its own otherwise), then `begin`, the lock, one statement writing everything and
+ * `commit`, sent together. Metering
  * (limits on) adds its reservation, in parallel with the lookup, and its commit.
  *
  * The plan's budget (memory-write/budget.ts): over the cap of writes or stored bytes nothing is

@@ -1,9 +1,10 @@
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { http, HttpResponse, delay } from 'msw';
 import { setupServer } from 'msw/node';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { memories, memoryLinks } from '../../src/db/schema/index.js';
+import { memories, memoryChunks, memoryLinks } from '../../src/db/schema/index.js';
+import { assessMemory } from '../../src/services/lifecycle/intelligence.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 
@@ -55,6 +56,68 @@ describeDb('extraction into child memories', () => {
     expect(child.body.lifecycle_events.map((e: { event: string }) => e.event)).toEqual([
       'extracted',
     ]);
+  });
+
+  it("writes each child's assessment, metadata and vectors, as for a memory of its own", async () => {
+    const res = await write({
+      text: PARAGRAPH,
+      user_id: 'ben',
+      namespace: 'notes',
+      metadata: { source: 'diary' },
+      importance: 2,
+      effective_at: '2026-01-05T00:00:00.000Z',
+    });
+    const children = await t.database.db
+      .select()
+      .from(memories)
+      .where(eq(memories.parentMemoryId, res.body.memory_id));
+    expect(children.length).toBeGreaterThanOrEqual(4);
+    for (const child of children) {
+      const assessment = assessMemory(
+        {
+          text: child.text,
+          memoryType: child.memoryType as never,
+          importance: 2,
+          metadata: { source: 'diary' },
+          effectiveAt: new Date('2026-01-05T00:00:00.000Z'),
+          extracted: true,
+        },
+        child.createdAt,
+      );
+      expect(child).toMatchObject({
+        ownerId: 'ben',
+        ownerType: 'user',
+        namespace: 'notes',
+        scope: null,
+        metadata: { source: 'diary' },
+        importance: 2,
+        chunkProfile: 'balanced',
+        lifecycleState: 'active',
+        effectiveAt: new Date('2026-01-05T00:00:00.000Z'),
+        claims: assessment.claims,
+        claimKeys: assessment.claimKeys,
+        pinned: assessment.pinned,
+        replacedByMemoryId: null,
+        idempotencyKey: null,
+      });
+      expect(child.confidence).toBeCloseTo(assessment.confidence, 5);
+      expect(child.sourceWeight).toBeCloseTo(assessment.sourceWeight, 5);
+      expect(child.priorityScore).toBeCloseTo(assessment.priorityScore, 5);
+    }
+    const chunks = await t.database.db
+      .select()
+      .from(memoryChunks)
+      .where(
+        inArray(
+          memoryChunks.memoryId,
+          children.map((child) => child.id),
+        ),
+      );
+    expect(chunks).toHaveLength(children.length);
+    for (const chunk of chunks) {
+      expect(chunk).toMatchObject({ chunkIndex: 0, ownerId: 'ben', embeddingProvider: 'local' });
+      expect(chunk.embedding).toHaveLength(chunk.embeddingDimension!);
+    }
   });
 
   it('stores only the parent with extract: false, and skips low-importance text', async () => {

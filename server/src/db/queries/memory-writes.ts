@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DatabaseError } from '../../errors.js';
 import {
-  memories,
-  memoryChunks,
-  memoryLinks,
   type MemoryClaim,
   type NewMemory,
   type NewMemoryChunk,
@@ -251,21 +248,13 @@ export async function lockMemoryOfOwner(
   return rows.length > 0;
 }
 
-const LOCK_SPACE_CONTENT = new Statement<{ key: string }>(
-  `select pg_advisory_xact_lock(:key::bigint)::text as locked`,
-);
-
 /**
  * Serialises writes of the same text to the same space for the rest of the transaction, so two
  * concurrent identical writes cannot both miss each other's dedupe check.
  */
-export async function lockSpaceContent(
-  db: Queryable,
-  space: MemorySpace,
-  contentHash: string,
-): Promise<void> {
-  await LOCK_SPACE_CONTENT.run(db, { key: spaceContentKey(space, contentHash) });
-}
+const LOCK_SPACE_CONTENT = new Statement<{ key: string }>(
+  `select pg_advisory_xact_lock(:key::bigint)::text as locked`,
+);
 
 function spaceContentKey(space: MemorySpace, contentHash: string): string {
   const digest = createHash('sha256')
@@ -446,14 +435,18 @@ type InsertParams = FinishParams &
     embeddingVersion: string | null;
     supersede: string[];
     events: string;
+    children: string;
+    childChunks: string;
+    childRule: string;
   };
 
 /**
  * Decides and writes in one statement, so nothing in JavaScript has to look between its parts:
  * `raced` finds (when `recheck`) an identical live memory that committed while this write waited
  * for its lock; `claimed` takes the idempotency key, with the duplicate's response when raced;
- * the memory, chunks, supersessions and events are written when not raced and the key (if any)
- * was claimed; the audit record whenever the key (if any) was claimed.
+ * the memory, chunks, supersessions and events, and the extraction's children (with their
+ * chunks, the parent's links to them and their `extracted` events) are written when not raced
+ * and the key (if any) was claimed; the audit record whenever the key (if any) was claimed.
  */
 const INSERT_MEMORY = new Statement<InsertParams>(`
 with raced as (
@@ -503,6 +496,42 @@ events as (
   from memory, jsonb_to_recordset(:events::jsonb)
     as e (memory_id uuid, event text, rule text, related_memory_id uuid, details jsonb)
 ),
+children as (
+  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
+    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
+    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
+    priority_score, parent_memory_id, replaced_by_memory_id)
+  select k.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
+    :namespace::text, :containerTag::text, k.text, k.metadata, k.memory_type, k.importance,
+    k.chunk_profile, k.lifecycle_state, k.confidence, k.volatility, k.expires_at, k.effective_at,
+    k.content_hash, k.claims, k.claim_keys, k.pinned, k.source_weight, k.priority_score, memory.id,
+    k.replaced_by_memory_id
+  from memory, jsonb_to_recordset(:children::jsonb) as k (id uuid, text text, metadata jsonb,
+    memory_type text, importance real, chunk_profile text, lifecycle_state text, confidence real,
+    volatility real, expires_at timestamptz, effective_at timestamptz, content_hash text,
+    claims jsonb, claim_keys text[], pinned boolean, source_weight real, priority_score real,
+    replaced_by_memory_id uuid)
+  returning id
+),
+child_chunks as (
+  insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
+    embedding, embedding_provider, embedding_dimension, embedding_version)
+  select children.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
+    c.embedding::vector, c.provider, c.dimension, c.version
+  from children join jsonb_to_recordset(:childChunks::jsonb) as c (memory_id uuid,
+    chunk_index int, text text, embedding text, provider text, dimension int, version text)
+    on c.memory_id = children.id
+),
+child_links as (
+  insert into memory_links (workspace_id, source_memory_id, target_memory_id, relation)
+  select :workspaceId::uuid, memory.id, children.id, 'extracted' from memory, children
+  on conflict do nothing
+),
+child_events as (
+  insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, related_memory_id, details)
+  select :workspaceId::uuid, children.id, 'extracted', :childRule::text, memory.id, '{}'::jsonb
+  from memory, children
+),
 ${AUDITED}
 select (select id from raced) as "racedId", (select count(*) from claimed)::int as claimed`);
 
@@ -522,7 +551,11 @@ export interface NewMemoryWrite {
   chunks: ChunkRows;
   supersede: string[];
   events: LifecycleEventRow[];
-  /** Look again for an identical live memory (under {@link lockSpaceContent}). */
+  /** Child memories of an extraction, written with the memory (none without one). */
+  children: ChildMemoryWrite[];
+  /** The rule of the children's `extracted` events, e.g. `extractor:local`. */
+  childRule: string;
+  /** Look again for an identical live memory (under the lock on the space's content). */
   recheck: boolean;
   /** The response to record when that look finds one, less its `memory_id`. */
   dedupedResponse: Record<string, unknown>;
@@ -575,6 +608,45 @@ function insertParams(input: NewMemoryWrite): InsertParams {
         details: event.details,
       })),
     ),
+    children: JSON.stringify(input.children.map(({ memory: child }) => childColumns(child))),
+    childChunks: JSON.stringify(
+      input.children.flatMap(({ memory: child, chunks: rows }) =>
+        rows.map((chunk) => ({
+          memory_id: child.id,
+          chunk_index: chunk.chunkIndex,
+          text: chunk.text,
+          embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
+          provider: chunk.embeddingProvider ?? null,
+          dimension: chunk.embeddingDimension ?? null,
+          version: chunk.embeddingVersion ?? null,
+        })),
+      ),
+    ),
+    childRule: input.childRule,
+  };
+}
+
+/** A child's columns as `children` of {@link INSERT_MEMORY} reads them, the table's defaults filled in. */
+function childColumns(child: ChildMemoryWrite['memory']) {
+  return {
+    id: child.id,
+    text: child.text,
+    metadata: child.metadata ?? {},
+    memory_type: child.memoryType ?? 'note',
+    importance: child.importance ?? 1,
+    chunk_profile: child.chunkProfile ?? 'balanced',
+    lifecycle_state: child.lifecycleState ?? 'active',
+    confidence: child.confidence ?? null,
+    volatility: child.volatility ?? null,
+    expires_at: child.expiresAt ?? null,
+    effective_at: child.effectiveAt ?? null,
+    content_hash: child.contentHash,
+    claims: child.claims ?? [],
+    claim_keys: child.claimKeys ?? [],
+    pinned: child.pinned ?? false,
+    source_weight: child.sourceWeight ?? 1,
+    priority_score: child.priorityScore ?? null,
+    replaced_by_memory_id: child.replacedByMemoryId ?? null,
   };
 }
 
@@ -599,7 +671,7 @@ export async function insertMemory(db: Queryable, input: NewMemoryWrite): Promis
 }
 
 /**
- * {@link insertMemory} in a transaction of its own after {@link lockSpaceContent}: on PostgreSQL
+ * {@link insertMemory} in a transaction of its own after the lock on the space's content: on PostgreSQL
  * `begin`, the lock, the write and `commit` share one round trip. The write's statement starts
  * (and takes its snapshot) once the lock is held, so its recheck sees an identical write that
  * committed while this one waited.
@@ -615,33 +687,10 @@ export async function insertMemoryLocked(
   return insertOutcome(rows?.[0], input.claim);
 }
 
-/** Child memories of an extraction with their chunks, and the links from their parent. */
-export async function insertChildMemories(
-  db: Queryable,
-  workspaceId: string,
-  parentId: string,
-  children: Array<{
-    memory: NewMemory & { id: string };
-    chunks: Array<Omit<NewMemoryChunk, 'memoryId'>>;
-  }>,
-): Promise<void> {
-  if (children.length === 0) return;
-  await db.insert(memories).values(children.map((child) => child.memory));
-  const chunkRows = children.flatMap((child) =>
-    child.chunks.map((chunk) => ({ ...chunk, memoryId: child.memory.id })),
-  );
-  if (chunkRows.length > 0) await db.insert(memoryChunks).values(chunkRows);
-  await db
-    .insert(memoryLinks)
-    .values(
-      children.map((child) => ({
-        workspaceId,
-        sourceMemoryId: parentId,
-        targetMemoryId: child.memory.id,
-        relation: 'extracted',
-      })),
-    )
-    .onConflictDoNothing();
+/** A child memory of an extraction and its chunks, as the planner builds them. */
+export interface ChildMemoryWrite {
+  memory: NewMemory & { id: string };
+  chunks: Array<Omit<NewMemoryChunk, 'memoryId'>>;
 }
 
 const GET_IDEMPOTENCY_RECORD = new Statement<{ workspaceId: string; key: string }>(`

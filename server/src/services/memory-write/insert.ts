@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { MemoryInsertResponse } from '@mnemo/contract';
-import { insertLifecycleEvents } from '../../db/queries/lifecycle.js';
 import {
-  insertChildMemories,
   insertMemory,
   insertMemoryLocked,
   lockMemoryOfOwner,
-  lockSpaceContent,
+  type ChildMemoryWrite,
   type InsertOutcome,
   type NewMemoryWrite,
 } from '../../db/queries/memory-writes.js';
@@ -32,13 +30,11 @@ export interface EmbeddedExtraction extends Extraction {
   childVectors: number[][];
 }
 
-type ChildMemory = Parameters<typeof insertChildMemories>[3][number];
-
 /** A new memory ready to write: every row, and what to answer. */
 export interface PlannedInsert {
   memoryId: string;
   memory: NewMemoryWrite;
-  children: ChildMemory[];
+  children: ChildMemoryWrite[];
   response: MemoryInsertResponse;
   /** Answers a write that lost a race to an identical one. */
   safety: Safety;
@@ -51,7 +47,7 @@ export interface PlannedInsert {
  * embedding budget is spent, and the chunks (the children's too) are stored without vectors.
  */
 export function planInsert(
-  deps: Pick<MemoryWriteDeps, 'embeddings'>,
+  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor'>,
   write: PreparedWrite,
   decision: InsertDecision,
   extraction: EmbeddedExtraction,
@@ -140,6 +136,8 @@ export function planInsert(
     },
     supersede: decision.supersede.map((s) => s.memoryId),
     events: supersessionEvents(decision, memoryId),
+    children,
+    childRule: `extractor:${deps.extractor?.name ?? 'none'}`,
     // A replacement rewrites on purpose: another memory with its text does not make it a duplicate.
     recheck: !write.replacesId,
     dedupedResponse: dedupedResponse('', safety),
@@ -157,40 +155,21 @@ export function planInsert(
 }
 
 /**
- * Writes a planned memory. A plain one is the lock and one statement in a transaction of their
- * own, sent in one round trip; a replacement (which locks the memory it replaces) or one with
- * children takes a transaction of several statements.
+ * Writes a planned memory, its children included: the lock and one statement in a transaction of
+ * their own, sent in one round trip; a replacement locks the memory it replaces first, and needs
+ * the lock's answer before it writes.
  */
 export function insertPlanned(
-  deps: Pick<MemoryWriteDeps, 'db' | 'extractor'>,
+  deps: Pick<MemoryWriteDeps, 'db'>,
   write: PreparedWrite,
   plan: PlannedInsert,
 ): Promise<MemoryInsertResponse> {
-  if (!write.replacesId && plan.children.length === 0) return insertAlone(deps, plan);
-  const { workspaceId } = write.request;
+  if (!write.replacesId) return insertAlone(deps, plan);
+  const replacesId = write.replacesId;
   return deps.db.transaction(async (tx) => {
-    if (write.replacesId) {
-      if (!(await lockMemoryOfOwner(tx, write.space, write.replacesId)))
-        throw unknownReplacement(write.replacesId);
-    } else {
-      await lockSpaceContent(tx, write.space, write.contentHash);
-    }
-    const outcome = await insertMemory(tx, plan.memory);
-    if (outcome.kind === 'inserted' && plan.children.length > 0) {
-      await insertChildMemories(tx, workspaceId, plan.memoryId, plan.children);
-      await insertLifecycleEvents(
-        tx,
-        plan.children.map(({ memory }) => ({
-          workspaceId,
-          memoryId: memory.id,
-          event: 'extracted',
-          rule: `extractor:${deps.extractor?.name ?? 'none'}`,
-          relatedMemoryId: plan.memoryId,
-          details: {},
-        })),
-      );
-    }
-    return answer(plan, outcome);
+    if (!(await lockMemoryOfOwner(tx, write.space, replacesId)))
+      throw unknownReplacement(replacesId);
+    return answer(plan, await insertMemory(tx, plan.memory));
   });
 }
 
