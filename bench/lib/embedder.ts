@@ -1,0 +1,14 @@
+import { localWordVectors } from '../../server/src/providers/embeddings/index.js';
+import { LocalEmbeddingProvider } from '../../server/src/providers/embeddings/local.js';
+
+/**
+ * The local embedder as the server's default configuration builds it: with the installed
+ * word-vector table (mnemo-local-v3), else lexical only (mnemo-local-v2). Bulk-loaded chunks must
+ * be embedded like the server embeds queries, or vector recall compares nothing.
+ */
+export function localEmbedder(): LocalEmbeddingProvider {
+  const wordVectors = localWordVectors(undefined, (message) =>
+    process.stderr.write(`${message}\n`),
+  );
+  return new LocalEmbeddingProvider(wordVectors ? { wordVectors } : {});
+}
