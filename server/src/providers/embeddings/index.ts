@@ -11,14 +11,18 @@ export { EmbeddingError } from './types.js';
 const tables = new Map<string, ReturnType<typeof loadWordVectors>>();
 
 /**
- * The local embedder's word vectors as configured: undefined when turned off (`off`), or when the
- * table is missing or unreadable, which `warn` is told (the embedder is then lexical only).
+ * The local embedder's word vectors as configured (MNEMO_EMBEDDINGS_WORD_VECTORS): unset or `off`,
+ * none (lexical mnemo-local-v2, the default); `on`, the table the install built; else a path. A
+ * table asked for but missing or unreadable is reported to `warn` and the embedder stays lexical.
+ * Opt-in because the word-vector half lifts the cosine of texts that differ only in words the
+ * table does not know (codes, numbers, names) over the 0.95 semantic-dedupe threshold.
  */
 export function localWordVectors(
-  path: string = DEFAULT_WORD_VECTORS_PATH,
+  setting: string | undefined,
   warn: (message: string) => void = () => {},
 ): WordVectors | undefined {
-  if (path === 'off') return undefined;
+  if (setting === undefined || setting === 'off') return undefined;
+  const path = setting === 'on' ? DEFAULT_WORD_VECTORS_PATH : setting;
   let loaded = tables.get(path);
   if (!loaded) tables.set(path, (loaded = loadWordVectors(path)));
   if (loaded.table) return loaded.table;
