@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import postgres from 'postgres';
 import { openDatabase } from '../server/src/db/client.js';
-import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
+import { localEmbedder } from './lib/embedder.js';
 import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { bulkLoader } from './lib/bulk-load.js';
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
         bootstrapApiKey: API_KEY,
         bootstrapWorkspaceName: 'bench',
       });
-      const loader = bulkLoader(new LocalEmbeddingProvider(), boot.workspaceId!);
+      const loader = bulkLoader(localEmbedder(), boot.workspaceId!);
       loader.attach(handle.db);
       await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
       await loader.load(

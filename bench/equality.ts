@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
-import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
+import { localEmbedder } from './lib/embedder.js';
 import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { bulkLoader } from './lib/bulk-load.js';
@@ -152,7 +152,7 @@ async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise
     bootstrapApiKey: API_KEY,
     bootstrapWorkspaceName: 'bench',
   });
-  const loader = bulkLoader(new LocalEmbeddingProvider(), boot.workspaceId!);
+  const loader = bulkLoader(localEmbedder(), boot.workspaceId!);
   loader.attach(db);
   await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
   await loader.load(

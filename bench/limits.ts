@@ -40,7 +40,7 @@ import { PlanService } from '../server/src/services/plans.js';
 import { createMeteredQuota } from '../server/src/services/usage.js';
 import { loadConfig } from '../server/src/config.js';
 import { estimateTokens } from '../server/src/services/ai-cost.js';
-import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
+import { localEmbedder } from './lib/embedder.js';
 import { bulkLoader } from './lib/bulk-load.js';
 import {
   REGULAR_OWNERS,
@@ -600,7 +600,7 @@ async function main(): Promise<void> {
       bootstrapWorkspaceName: 'bench',
     });
     const workspaceId = boot.workspaceId!;
-    const loader = bulkLoader(new LocalEmbeddingProvider(), workspaceId);
+    const loader = bulkLoader(localEmbedder(), workspaceId);
     loader.attach(handle.db);
     const t0 = performance.now();
     await loader.load(

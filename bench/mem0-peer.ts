@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
+import { localEmbedder } from './lib/embedder.js';
 import { ownerName, questions, regularMemory, REGULAR_OWNERS } from './lib/generator.js';
 import { runLoad, summarise, type Measured } from './lib/stats.js';
 
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   process.env.MEM0_DIR = dir;
   // Imported after the environment is set: mem0 reads MEM0_TELEMETRY at module load.
   const Memory = await importMem0();
-  const embedder = new LocalEmbeddingProvider();
+  const embedder = localEmbedder();
   const memory = new Memory({
     version: 'v1.1',
     embedder: {

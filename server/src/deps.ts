@@ -58,7 +58,9 @@ export async function createDeps(
 ): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
-  const embeddings = createEmbeddingProvider(config.embeddings);
+  const embeddings = createEmbeddingProvider(config.embeddings, undefined, (message) =>
+    logger.warn(message),
+  );
   const statistics = new StatisticsKeeper(database, logger);
   // With billing on, plans come from payments only (a payment awaiting verification reads as
   // degraded); a self-hosted install without billing grants every workspace its internal plan.

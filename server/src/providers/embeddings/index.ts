@@ -2,16 +2,47 @@ import type { EmbeddingsConfig } from '../../config.js';
 import { LocalEmbeddingProvider } from './local.js';
 import { OpenAIEmbeddingProvider } from './openai.js';
 import type { EmbeddingProvider } from './types.js';
+import { DEFAULT_WORD_VECTORS_PATH, loadWordVectors, type WordVectors } from './word-vectors.js';
 
 export type { EmbeddingProvider, EmbeddingPurpose } from './types.js';
 export { EmbeddingError } from './types.js';
+
+/** Tables already read, by path: tests build many apps in one process. */
+const tables = new Map<string, ReturnType<typeof loadWordVectors>>();
+
+/**
+ * The local embedder's word vectors as configured (MNEMO_EMBEDDINGS_WORD_VECTORS): unset or `off`,
+ * none (lexical mnemo-local-v2, the default); `on`, the table the install built; else a path. A
+ * table asked for but missing or unreadable is reported to `warn` and the embedder stays lexical.
+ * Opt-in because the word-vector half lifts the cosine of texts that differ only in words the
+ * table does not know (codes, numbers, names) over the 0.95 semantic-dedupe threshold.
+ */
+export function localWordVectors(
+  setting: string | undefined,
+  warn: (message: string) => void = () => {},
+): WordVectors | undefined {
+  if (setting === undefined || setting === 'off') return undefined;
+  const path = setting === 'on' ? DEFAULT_WORD_VECTORS_PATH : setting;
+  let loaded = tables.get(path);
+  if (!loaded) tables.set(path, (loaded = loadWordVectors(path)));
+  if (loaded.table) return loaded.table;
+  warn(
+    `local embedder without word vectors (${loaded.reason}): lexical only (mnemo-local-v2). ` +
+      'Build the table with `pnpm --filter @mnemo/server word-vectors`.',
+  );
+  return undefined;
+}
 
 /** The one provider that embeds both memories and queries, as configured. */
 export function createEmbeddingProvider(
   config: EmbeddingsConfig,
   fetchImpl?: typeof fetch,
+  warn?: (message: string) => void,
 ): EmbeddingProvider {
-  if (config.provider === 'local') return new LocalEmbeddingProvider();
+  if (config.provider === 'local') {
+    const wordVectors = localWordVectors(config.wordVectors, warn);
+    return new LocalEmbeddingProvider(wordVectors ? { wordVectors } : {});
+  }
   return new OpenAIEmbeddingProvider({
     baseUrl: config.baseUrl,
     model: config.model,

