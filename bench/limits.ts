@@ -137,6 +137,10 @@ const ALL_CONFIGS: Config[] = [
 const CONFIGS = process.env.BENCH_LIMITS_CONFIGS
   ? ALL_CONFIGS.filter((c) => process.env.BENCH_LIMITS_CONFIGS!.split(',').includes(c.name))
   : ALL_CONFIGS;
+if (CONFIGS[0]?.name !== 'off' && CONFIGS.length > 1) {
+  // The report compares every configuration with the first, which must be `off`.
+  throw new Error('BENCH_LIMITS_CONFIGS: name `off` among several configurations');
+}
 
 // ---------------------------------------------------------------------------------------------
 // CPU of a process and of the database's backends: lib/cpu.ts
@@ -525,8 +529,11 @@ function report(phases: Phase[], pieces: Piece[]): string {
 
   out.push('## Target\n');
   const targets: string[][] = [];
+  // Limits on PostgreSQL (`on`) against `off`; a run of a subset without both has no target rows.
+  const [offAt, onAt] = ['off', 'on'].map((name) => CONFIGS.findIndex((c) => c.name === name));
   for (const phase of phases.filter((p) => p.concurrency === 1)) {
-    const d = p50Difference(phase.series[0]!, phase.series[1]!);
+    if (offAt! < 0 || onAt! < 0) break;
+    const d = p50Difference(phase.series[offAt!]!, phase.series[onAt!]!);
     targets.push([
       `${phase.op}, c1: added p50, limits on vs off (PostgreSQL)`,
       '≤ 0.3 ms',

@@ -17,7 +17,7 @@ import { attachClientErrorHandler, PARSER_REFUSALS } from '../../server/src/http
 import { TOOLS } from '../../server/src/mcp/tools.js';
 import { createTestApp, type TestApp } from '../../server/test/support/app.js';
 import { describeDb } from '../../server/test/support/db.js';
-import { cookiesOf, DASHBOARD_ENV, signToken } from '../../server/test/dashboard/support.js';
+import { DASHBOARD_ENV, signInToConsole, signToken } from '../../server/test/dashboard/support.js';
 import { connect, listen, type Exchange, type Listening } from '../../server/test/mcp/support.js';
 import { ErrorEnvelope } from '@mnemo/contract';
 import { applyMutation, mutation } from '../src/junk.js';
@@ -88,19 +88,7 @@ describeDb('junk input on every route: never a 5xx, nothing written when refused
   });
 
   /** A fresh console session (junk on logout ends the one it is given). */
-  async function signIn(): Promise<Credentials['session']> {
-    const token = await signToken('junk-user');
-    const boot = await request(t.app).post('/v1/dashboard/bootstrap').send({ access_token: token });
-    expect(boot.status, JSON.stringify(boot.body)).toBe(200);
-    const session = await request(t.app)
-      .post('/v1/dashboard/session')
-      .send({ access_token: token, workspace_id: boot.body.data.workspace.id });
-    expect(session.status, JSON.stringify(session.body)).toBe(200);
-    return {
-      cookie: `svc_dash_session=${cookiesOf(session).svc_dash_session}`,
-      csrf: session.body.data.csrf_token as string,
-    };
-  }
+  const signIn = (): Promise<Credentials['session']> => signInToConsole(t.app, 'junk-user');
 
   /** Row counts once the background work of earlier requests has settled. */
   async function settledRows() {

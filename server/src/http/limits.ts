@@ -118,9 +118,9 @@ export function tenantLimits({
     if (!auth) return next();
     try {
       // Both window counters at once: on Redis, one round trip instead of two.
-      const keyQuota = auth.apiKeyId ? keyRpm(auth) : undefined;
+      const keyQuota = keyRpm(auth);
       const [key, workspace] = await Promise.all([
-        auth.apiKeyId && keyQuota !== undefined
+        auth.apiKeyId
           ? count(
               backend.counter({
                 name: 'key-rpm',

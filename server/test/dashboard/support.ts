@@ -1,5 +1,6 @@
 import { SignJWT, type JWTPayload } from 'jose';
-import type { Response } from 'supertest';
+import request, { type Response } from 'supertest';
+import { expect } from 'vitest';
 
 export const SECRET = 'dashboard-test-secret-0123456789abcdef';
 export const ISSUER = 'https://idp.test';
@@ -62,4 +63,25 @@ export function cookiesOf(res: Response): Record<string, string> {
     cookies[pair!.slice(0, index)] = pair!.slice(index + 1);
   }
   return cookies;
+}
+
+/**
+ * Signs `user` in to the console on `app`: the bootstrap of a workspace of its own, then a
+ * session for it. Returns the session cookie and the CSRF token its unsafe requests need.
+ */
+export async function signInToConsole(
+  app: Parameters<typeof request>[0],
+  user: string,
+): Promise<{ cookie: string; csrf: string }> {
+  const token = await signToken(user);
+  const boot = await request(app).post('/v1/dashboard/bootstrap').send({ access_token: token });
+  expect(boot.status, JSON.stringify(boot.body)).toBe(200);
+  const session = await request(app)
+    .post('/v1/dashboard/session')
+    .send({ access_token: token, workspace_id: boot.body.data.workspace.id });
+  expect(session.status, JSON.stringify(session.body)).toBe(200);
+  return {
+    cookie: `svc_dash_session=${cookiesOf(session).svc_dash_session}`,
+    csrf: session.body.data.csrf_token as string,
+  };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { apiKeys } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
-import { cookiesOf, DASHBOARD_ENV, signToken } from '../dashboard/support.js';
+import { DASHBOARD_ENV, signInToConsole } from '../dashboard/support.js';
 import { connect, listen, type Connected, type Listening } from '../mcp/support.js';
 
 /**
@@ -194,23 +194,6 @@ describeDb(
     let forbidden: string[];
 
     const as = (tenant: TestTenant) => ({ 'x-api-key': tenant.apiKey });
-
-    /** A console user's sign-in: a workspace of its own and a session cookie for it. */
-    async function signIn(user: string): Promise<{ cookie: string; csrf: string }> {
-      const token = await signToken(user);
-      const boot = await request(t.app)
-        .post('/v1/dashboard/bootstrap')
-        .send({ access_token: token });
-      expect(boot.status, JSON.stringify(boot.body)).toBe(200);
-      const session = await request(t.app)
-        .post('/v1/dashboard/session')
-        .send({ access_token: token, workspace_id: boot.body.data.workspace.id });
-      expect(session.status, JSON.stringify(session.body)).toBe(200);
-      return {
-        cookie: `svc_dash_session=${cookiesOf(session).svc_dash_session}`,
-        csrf: session.body.data.csrf_token as string,
-      };
-    }
 
     /** B's view of its own data, to compare before and after the sweep. */
     async function snapshotOfB(): Promise<unknown> {
@@ -404,7 +387,7 @@ describeDb(
     }, 180_000);
 
     it('REST through a console session of another workspace: the same answers', async () => {
-      const session = await signIn('sweep-console-user');
+      const session = await signInToConsole(t.app, 'sweep-console-user');
       const problems = await sweepRest((method) => ({
         cookie: session.cookie,
         ...(method === 'GET' ? {} : { 'x-csrf-token': session.csrf }),
@@ -413,7 +396,7 @@ describeDb(
     }, 180_000);
 
     it('dashboard routes: B’s workspace and keys are refused to A’s session, and unchanged', async () => {
-      const session = await signIn('sweep-dashboard-user');
+      const session = await signInToConsole(t.app, 'sweep-dashboard-user');
       const [bKey] = await t.database.db
         .select({ id: apiKeys.id })
         .from(apiKeys)
