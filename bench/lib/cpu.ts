@@ -32,15 +32,32 @@ export async function backendCpu(
   raw: postgres.Sql,
   database: string,
 ): Promise<Map<number, number>> {
-  const rows = await raw<{ pid: number }[]>`
-    select pid from pg_stat_activity
+  const { own } = await backendCpuOf(raw, database, undefined);
+  return own;
+}
+
+/**
+ * {@link backendCpu} split in one reading: `own`, the backends whose sessions named themselves
+ * `applicationName` (one server's, when its DATABASE_URL carries its own `application_name`),
+ * and `others`, the rest. With no name every backend is `own`.
+ */
+export async function backendCpuOf(
+  raw: postgres.Sql,
+  database: string,
+  applicationName: string | undefined,
+): Promise<{ own: Map<number, number>; others: Map<number, number> }> {
+  const rows = await raw<{ pid: number; application_name: string }[]>`
+    select pid, application_name from pg_stat_activity
     where datname = ${database} and backend_type = 'client backend' and pid <> pg_backend_pid()`;
-  const out = new Map<number, number>();
-  for (const { pid } of rows) {
+  const own = new Map<number, number>();
+  const others = new Map<number, number>();
+  for (const { pid, application_name } of rows) {
     const value = await cpuMs(pid);
-    if (Number.isFinite(value)) out.set(pid, value);
+    if (!Number.isFinite(value)) continue;
+    const mine = applicationName === undefined || application_name === applicationName;
+    (mine ? own : others).set(pid, value);
   }
-  return out;
+  return { own, others };
 }
 
 /** CPU the backends used between two snapshots (a backend started in between counts from 0). */

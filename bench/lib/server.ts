@@ -3,6 +3,7 @@
  * condition), so RSS and cold start are the real process's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -72,7 +73,12 @@ export async function startServer(
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const counted = env.DATABASE_URL !== undefined;
-  const countFile = join(tmpdir(), `mnemo-bench-statements-${port}`);
+  // A name of its own: a file left by another run (or another bench on the same port) would be
+  // read as this server's count.
+  const countFile = join(
+    tmpdir(),
+    `mnemo-bench-statements-${port}-${randomBytes(6).toString('hex')}`,
+  );
   const started = performance.now();
   // One node process (no tsx CLI wrapper), so its pid is the server's.
   const child: ChildProcess = spawn(
