@@ -1,9 +1,11 @@
 /**
  * The peer: mem0's open-source memory (`mem0ai/oss`) on the same synthetic data (the regular
  * owners' memories; see below why not the heavy owner's), with Mnemo's
- * local embedder fed through mem0's langchain embedder hook, its local ("memory", SQLite) vector
- * store, `infer: false` (no LLM call), telemetry off and its data folder in a temporary
- * directory. Run as a child of speed.ts (a native-module crash must not take the run with it);
+ * local embedder fed through mem0's langchain embedder hook, `infer: false` (no LLM call),
+ * telemetry off and its data folder in a temporary directory. Vector store (BENCH_MEM0_STORE): its
+ * local "memory" store (SQLite, the default) or "pgvector" (its PostgreSQL store with an HNSW
+ * index, in the database BENCH_MEM0_DATABASE_URL names), the fairer peer for Mnemo on
+ * PostgreSQL. Run as a child of speed.ts (a native-module crash must not take the run with it);
  * prints one JSON line: add and search latencies per size. mem0ai is installed into bench/.peer by
  * prepare-peer.mjs (outside the workspace; see there why).
  *
@@ -18,11 +20,15 @@ import { localEmbedder } from './lib/embedder.js';
 import { ownerName, questions, regularMemory, REGULAR_OWNERS } from './lib/generator.js';
 import { runLoad, summarise, type Measured } from './lib/stats.js';
 
+export type PeerStore = 'memory' | 'pgvector';
+
 export interface PeerSize {
   size: number;
   memories: number;
   add: Measured;
   searchOwner: Measured;
+  /** Mean results per owner search (top 10 asked; an owner holds about size ÷ 1,000 memories). */
+  resultsPerSearch: number;
 }
 
 /** The part of mem0's `Memory` this benchmark uses (mem0ai is installed outside the workspace). */
@@ -53,6 +59,9 @@ async function main(): Promise<void> {
   const sizes = (process.env.BENCH_MEM0_SIZES ?? '1k,10k').split(',').map(parseSize);
   const seed = Number(process.env.BENCH_SEED ?? 42);
   const searches = Number(process.env.BENCH_SEARCHES ?? 200);
+  const store = (process.env.BENCH_MEM0_STORE ?? 'memory') as PeerStore;
+  const databaseUrl = process.env.BENCH_MEM0_DATABASE_URL;
+  if (store === 'pgvector' && !databaseUrl) throw new Error('pgvector: BENCH_MEM0_DATABASE_URL');
   const dir = await mkdtemp(join(tmpdir(), 'mnemo-bench-mem0-'));
   process.env.MEM0_TELEMETRY = 'false';
   process.env.MEM0_DIR = dir;
@@ -70,14 +79,25 @@ async function main(): Promise<void> {
         },
       },
     },
-    vectorStore: {
-      provider: 'memory',
-      config: {
-        collectionName: 'bench',
-        dimension: embedder.dimension,
-        dbPath: join(dir, 'vectors.db'),
-      },
-    },
+    vectorStore:
+      store === 'pgvector'
+        ? {
+            provider: 'pgvector',
+            config: {
+              connectionString: databaseUrl,
+              collectionName: 'bench',
+              embeddingModelDims: embedder.dimension,
+              hnsw: true,
+            },
+          }
+        : {
+            provider: 'memory',
+            config: {
+              collectionName: 'bench',
+              dimension: embedder.dimension,
+              dbPath: join(dir, 'vectors.db'),
+            },
+          },
     historyStore: { provider: 'memory', config: {} },
     // Required by the config schema; never called with infer: false.
     llm: { provider: 'openai', config: { apiKey: 'unused-infer-false', model: 'gpt-4o-mini' } },
@@ -104,24 +124,35 @@ async function main(): Promise<void> {
       }
       addLatencies.push(...latencies);
       const add = summarise(latencies, (performance.now() - t0) / 1000);
+      let found = 0;
       const searchOwner = await runLoad(searches, 1, async (i) => {
-        await memory.search(qs[i]!, {
+        const answer = (await memory.search(qs[i]!, {
           filters: { user_id: ownerName((i * 37) % Math.min(size, REGULAR_OWNERS)) },
           topK: 10,
-        });
+        })) as { results?: unknown[] };
+        found += answer.results?.length ?? 0;
       });
-      results.push({ size, memories: loaded, add, searchOwner });
+      results.push({
+        size,
+        memories: loaded,
+        add,
+        searchOwner,
+        resultsPerSearch: found / searches,
+      });
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  process.stdout.write(JSON.stringify({ ok: true, results }) + '\n');
+  process.stdout.write(JSON.stringify({ ok: true, store, results }) + '\n');
 }
 
-main().catch((error: unknown) => {
-  process.stdout.write(
-    JSON.stringify({ ok: false, error: error instanceof Error ? error.message : String(error) }) +
-      '\n',
-  );
-  process.exit(1);
-});
+// Exits when done: mem0's pgvector store keeps its PostgreSQL client open, with no way to close it.
+main()
+  .then(() => process.exit(0))
+  .catch((error: unknown) => {
+    process.stdout.write(
+      JSON.stringify({ ok: false, error: error instanceof Error ? error.message : String(error) }) +
+        '\n',
+    );
+    process.exit(1);
+  });

@@ -1,6 +1,6 @@
 /**
- * Installs the mem0 peer (`mem0ai` and the `better-sqlite3` its local vector store needs) into
- * bench/.peer with npm, outside the pnpm workspace: as workspace dependencies they pull optional
+ * Installs the mem0 peer (`mem0ai`, the `better-sqlite3` its local vector store needs and the
+ * `pg` its pgvector store needs) into bench/.peer with npm, outside the pnpm workspace: as workspace dependencies they pull optional
  * peers (better-sqlite3, @cloudflare/workers-types) into drizzle-orm's resolution and split it
  * into two copies whose types no longer match. better-sqlite3 is built from source against this
  * Node's headers (its prebuilt binaries come from GitHub, and its newest major needs Node 22).
@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const PEER_DIR = join(import.meta.dirname, '.peer');
-const DEPENDENCIES = { mem0ai: '3.3.1', 'better-sqlite3': '12.11.1' };
+// pg: the driver mem0's pgvector vector store loads (the second peer row).
+const DEPENDENCIES = { mem0ai: '3.3.1', 'better-sqlite3': '12.11.1', pg: '8.23.1' };
 
 function loads() {
   // In a child: a native binary built for another Node ABI can crash rather than throw.
@@ -19,7 +20,7 @@ function loads() {
     process.execPath,
     [
       '-e',
-      "const D = require('better-sqlite3'); new D(':memory:').prepare('select 1').get(); require.resolve('mem0ai/oss')",
+      "const D = require('better-sqlite3'); new D(':memory:').prepare('select 1').get(); require.resolve('mem0ai/oss'); require.resolve('pg')",
     ],
     { cwd: PEER_DIR, stdio: 'ignore' },
   );

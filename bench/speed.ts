@@ -57,7 +57,7 @@ import {
   timeLoad,
   type Measured,
 } from './lib/stats.js';
-import type { PeerSize } from './mem0-peer.js';
+import type { PeerSize, PeerStore } from './mem0-peer.js';
 
 const parseSizes = (value: string) =>
   value
@@ -577,12 +577,25 @@ async function runPglite(): Promise<void> {
 
 interface PeerOutcome {
   ok: boolean;
+  store: PeerStore;
   results?: PeerSize[];
   error?: string;
 }
 
-async function runPeer(): Promise<PeerOutcome> {
-  if (!MEM0_SIZES.trim()) return { ok: false, error: 'not run (BENCH_MEM0_SIZES is empty)' };
+/** mem0 on its SQLite store, then on its pgvector store in a database of its own. */
+async function runPeers(): Promise<PeerOutcome[]> {
+  const outcomes = [await runPeer('memory')];
+  const database = await createBenchDatabase(ADMIN_URL, undefined);
+  try {
+    outcomes.push(await runPeer('pgvector', database.databaseUrl));
+  } finally {
+    await database.drop();
+  }
+  return outcomes;
+}
+
+async function runPeer(store: PeerStore, databaseUrl?: string): Promise<PeerOutcome> {
+  if (!MEM0_SIZES.trim()) return { ok: false, store, error: 'not run (BENCH_MEM0_SIZES is empty)' };
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -594,6 +607,8 @@ async function runPeer(): Promise<PeerOutcome> {
           BENCH_MEM0_SIZES: MEM0_SIZES,
           BENCH_SEED: String(SEED),
           BENCH_SEARCHES: String(SEARCHES_C1),
+          BENCH_MEM0_STORE: store,
+          ...(databaseUrl ? { BENCH_MEM0_DATABASE_URL: databaseUrl } : {}),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -609,6 +624,7 @@ async function runPeer(): Promise<PeerOutcome> {
       } catch {
         resolve({
           ok: false,
+          store,
           error: `mem0 peer exited (${signal ?? code}) without a result: ${err.trim().split('\n').slice(-3).join(' ')}`,
         });
       }
@@ -661,7 +677,7 @@ const findRow = (backend: Backend, size: number, op: string, scope: string, conc
 const find = (backend: Backend, size: number, op: string, scope: string, concurrency: number) =>
   findRow(backend, size, op, scope, concurrency)?.m;
 
-function report(peer: PeerOutcome): string {
+function report(peers: PeerOutcome[]): string {
   const out: string[] = [];
   out.push('# Mnemo speed and scale\n', machine(), '');
   out.push(
@@ -790,16 +806,19 @@ function report(peer: PeerOutcome): string {
   );
 
   out.push('## Peer: mem0 (`mem0ai/oss`)\n');
-  if (!peer.ok || !peer.results) {
-    out.push(`mem0 did not run: ${peer.error ?? 'unknown error'}\n`);
-  } else {
-    out.push(
-      'mem0: in-process calls (no HTTP), SQLite "memory" vector store, `infer: false`, the same local embedder; it holds the ' +
-        "regular owners' memories only, every one through its public `add()` (no heavy owner: its searches scan fewer rows than Mnemo's data set holds). " +
-        'Mnemo: over HTTP on PostgreSQL, `add` = POST /v1/memories at concurrency 1, extraction off; search = hybrid at concurrency 1. ' +
-        'Ratios are Mnemo ÷ mem0 (below 1: Mnemo is faster).\n',
-    );
-    const peerRows: string[][] = [];
+  out.push(
+    'mem0: in-process calls (no HTTP), `infer: false`, the same local embedder, on its SQLite "memory" vector store and on its ' +
+      '`pgvector` store (HNSW index, its own database on the same PostgreSQL); it holds the ' +
+      "regular owners' memories only, every one through its public `add()` (no heavy owner: its searches scan fewer rows than Mnemo's data set holds). " +
+      'Mnemo: over HTTP on PostgreSQL, `add` = POST /v1/memories at concurrency 1, extraction off; search = hybrid at concurrency 1. ' +
+      'Ratios are Mnemo ÷ mem0 (below 1: Mnemo is faster). "mem0 results": mean results per owner search (10 asked).\n',
+  );
+  const peerRows: string[][] = [];
+  for (const peer of peers) {
+    if (!peer.ok || !peer.results) {
+      out.push(`mem0 on ${peer.store} did not run: ${peer.error ?? 'unknown error'}\n`);
+      continue;
+    }
     for (const p of peer.results) {
       const pairs: Array<[string, Measured, Measured | undefined]> = [
         ['add', p.add, find('postgres', p.size, 'write extract=off', '-', 1)],
@@ -807,6 +826,7 @@ function report(peer: PeerOutcome): string {
       ];
       for (const [op, theirs, ours] of pairs) {
         peerRows.push([
+          peer.store,
           label(p.size),
           op,
           ms(theirs.p50),
@@ -815,12 +835,16 @@ function report(peer: PeerOutcome): string {
           ours ? ms(ours.p95) : 'n/a',
           ours ? ratio(ours.p50 / theirs.p50) : 'n/a',
           ours ? ratio(ours.p95 / theirs.p95) : 'n/a',
+          op === 'add' ? '' : (p.resultsPerSearch?.toFixed(1) ?? 'n/a'),
         ]);
       }
     }
+  }
+  if (peerRows.length > 0)
     out.push(
       table(
         [
+          'mem0 store',
           'size',
           'operation',
           'mem0 p50',
@@ -829,12 +853,12 @@ function report(peer: PeerOutcome): string {
           'Mnemo p95',
           'Mnemo ÷ mem0 p50',
           'Mnemo ÷ mem0 p95',
+          'mem0 results',
         ],
         peerRows,
       ),
       '',
     );
-  }
 
   out.push('## Targets\n');
   const pgSize = Math.max(...SIZES, 0);
@@ -929,9 +953,9 @@ async function main(): Promise<void> {
   await runPostgres();
   await runPglite();
   log('mem0 peer…');
-  const peer = await runPeer();
-  if (!peer.ok) log(`mem0: ${peer.error}`);
-  const text = report(peer);
+  const peers = await runPeers();
+  for (const peer of peers) if (!peer.ok) log(`mem0 on ${peer.store}: ${peer.error}`);
+  const text = report(peers);
   process.stdout.write(text + '\n');
   // Profiling runs (BENCH_RESULTS=off) must not replace the committed tables.
   if (process.env.BENCH_RESULTS === 'off') return;
@@ -942,7 +966,7 @@ async function main(): Promise<void> {
   await writeFile(join(dir, 'speed-latest.md'), text + '\n');
   await writeFile(
     join(dir, `speed-${date}.json`),
-    JSON.stringify({ rows, facts, peer }, null, 1) + '\n',
+    JSON.stringify({ rows, facts, peers }, null, 1) + '\n',
   );
   log(
     `done in ${((performance.now() - started) / 1000).toFixed(0)} s; wrote bench/results/speed-${date}.md`,
