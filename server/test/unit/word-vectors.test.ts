@@ -139,16 +139,17 @@ describe('local embedder without the table', () => {
     expect(warnings[0]).toContain(`no table at ${missing}`);
   });
 
-  it('is off unless asked for (unset or off), without a warning; on loads the installed table', () => {
+  it('is on unless told off (unset or on: the installed table); off, without a warning', () => {
     const warnings: string[] = [];
     expect(localWordVectors('off', (message) => warnings.push(message))).toBeUndefined();
-    expect(localWordVectors(undefined, (message) => warnings.push(message))).toBeUndefined();
+    expect(
+      createEmbeddingProvider({ ...testConfig().embeddings, wordVectors: 'off' }).version,
+    ).toBe('local:mnemo-local-v2:256');
     expect(warnings).toEqual([]);
-    expect(createEmbeddingProvider(testConfig().embeddings).version).toBe(
-      'local:mnemo-local-v2:256',
-    );
+    const v3 = `local:mnemo-local-v3.1:384:${loaded.table!.fingerprint}`;
+    expect(createEmbeddingProvider(testConfig().embeddings).version).toBe(v3);
     const on = createEmbeddingProvider({ ...testConfig().embeddings, wordVectors: 'on' });
-    expect(on.version).toBe(`local:mnemo-local-v3.1:384:${loaded.table!.fingerprint}`);
+    expect(on.version).toBe(v3);
   });
 
   it('refuses a truncated or foreign file', () => {

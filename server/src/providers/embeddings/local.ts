@@ -15,6 +15,7 @@ export const LOCAL_FUSION_WEIGHT = 0.1;
  * leave-conversations-out on LoCoMo dev (bench/results/quality-latest.md): 0.5 and 0.7 tie in
  * hybrid search (R@10 fold mean 73.9 / 74.1, within noise); 0.5 keeps vector search 2.4 points
  * higher (R@10 58.2 vs 55.8). Fusion weight 0.3 instead of 0.1 did not hold on held-out folds.
+ * Kept, not tuned again, when the share began to follow coverage.
  */
 export const LOCAL_SEMANTIC_SHARE = 0.5;
 
