@@ -74,18 +74,32 @@ function dataPath(): string {
 function listen(app: ReturnType<typeof createApp>): Promise<{ server: Server; base: string }> {
   return new Promise((done) => {
     const server = app.listen(0, '127.0.0.1', () => {
+      // Client and server share this process: on a busy machine a late timer let the server close
+      // a kept-alive socket the client had just reused (ECONNRESET). The server waits longer than
+      // fetch keeps an idle socket (4 s).
+      server.keepAliveTimeout = 60_000;
       const { port } = server.address() as AddressInfo;
       done({ server, base: `http://127.0.0.1:${port}` });
     });
   });
 }
 
-async function post<T>(url: string, key: string, body: unknown): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+async function post<T>(url: string, key: string, body: unknown, retries = 0): Promise<T> {
+  const send = () =>
+    fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  let res: Response;
+  try {
+    res = await send();
+  } catch (error) {
+    // A kept-alive socket the server closed as it was reused (ECONNRESET): worth one more try
+    // for a read such as a search, never for a write.
+    if (retries <= 0) throw error;
+    return post(url, key, body, retries - 1);
+  }
   const json = (await res.json()) as T;
   if (res.status !== 200 && res.status !== 201)
     throw new Error(`${url}: HTTP ${res.status} ${JSON.stringify(json)}`);
@@ -300,6 +314,7 @@ async function main(): Promise<void> {
             retrieval_profile: profile,
             page_size: DEPTH,
           },
+          1,
         );
         return response.results.map((hit) => {
           const dia = diaOf.get(hit.memory_id);

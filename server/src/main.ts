@@ -10,6 +10,7 @@ import { scheduleHygiene } from './jobs/scheduler.js';
 import { scheduleRetention } from './jobs/retention.js';
 import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
 import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
+import { startReembed } from './jobs/reembed.js';
 import { createBillingService } from './services/billing.js';
 import { createLogger } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
     logger,
     { intervalMs: config.billing.reprocessIntervalMs },
   );
+  // Memories embedded by an earlier local embedder join vector search again as it goes.
+  const reembed = startReembed(database.db, deps.embeddings, logger);
   const app = createApp(deps);
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
@@ -118,6 +121,7 @@ async function main(): Promise<void> {
     await retention.stop();
     await usageReconcile.stop();
     await billingReprocess.stop();
+    await reembed.stop();
     await deps.background.drain();
     await deps.quota.drain?.();
     await deps.statistics.drain();

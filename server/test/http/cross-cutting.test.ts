@@ -42,7 +42,7 @@ describeDb('cross-cutting HTTP behaviour', () => {
     expect(res.body).toEqual({ status: 'ok', version: expect.any(String) });
     const versioned = await request(t.app).get('/v1/health').set('origin', 'https://evil.example');
     expect(versioned.status).toBe(200);
-    expect(versioned.body.embedding_model).toBe('local/mnemo-local-v2');
+    expect(versioned.body.embedding_model).toBe('local/mnemo-local-v3');
     const ready = await request(t.app).get('/ready');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', key_salt: 'ok' } });

@@ -69,10 +69,11 @@ describeDb('POST /v1/memories', () => {
       chunkIndex: 0,
       ownerId: 'alice',
       embeddingProvider: 'local',
-      embeddingDimension: 256,
-      embeddingVersion: 'local:mnemo-local-v2:256',
+      // The default local embedder with the installed word-vector table (word-vectors.test.ts).
+      embeddingDimension: 384,
+      embeddingVersion: expect.stringMatching(/^local:mnemo-local-v3\.1:384:[0-9a-f]{8}$/),
     });
-    expect(chunk?.embedding).toHaveLength(256);
+    expect(chunk?.embedding).toHaveLength(384);
   });
 
   it('writes without an owner to the default app owner, and says when extraction was turned off', async () => {
@@ -141,7 +142,7 @@ describeDb('POST /v1/memories', () => {
       .from(memoryChunks)
       .where(eq(memoryChunks.memoryId, dense.body.memory_id));
     expect(rows).toHaveLength(dense.body.chunks);
-    expect(rows.every((row) => row.embedding?.length === 256 && row.text.length <= 500)).toBe(true);
+    expect(rows.every((row) => row.embedding?.length === 384 && row.text.length <= 500)).toBe(true);
     expect((await read(dense.body.memory_id)).body.chunks).toBe(dense.body.chunks);
   });
 
@@ -237,7 +238,7 @@ describeDb('POST /v1/memories', () => {
       .from(memoryChunks)
       .where(eq(memoryChunks.memoryId, res.body.memory_id));
     expect(chunks.map((chunk) => chunk.text)).toEqual([text]);
-    expect(chunks[0]!.embedding).toHaveLength(256);
+    expect(chunks[0]!.embedding).toHaveLength(384);
     const again = await write({ text, user_id: owner, metadata, namespace: 'n,{1}' });
     expect(again.body).toMatchObject({ memory_id: res.body.memory_id, deduped: true });
   });

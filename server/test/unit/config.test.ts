@@ -14,7 +14,7 @@ describe('loadConfig', () => {
       apiKeySalt: undefined,
       bootstrapApiKey: undefined,
       bootstrapWorkspaceName: 'default',
-      embeddings: { provider: 'local', model: 'mnemo-local-v2' },
+      embeddings: { provider: 'local', model: 'mnemo-local-v3' },
       dedupe: { nearThreshold: 0.9, semanticThreshold: 0.95 },
     });
   });

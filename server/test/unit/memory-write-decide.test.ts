@@ -75,6 +75,31 @@ describe('decideWrite: is it stored already?', () => {
     });
   });
 
+  it('never takes a text that states another number or code for a semantic duplicate', () => {
+    const write = prepare({ text: 'Carol code 5feceb66ffc86f38' });
+    // However close the embeddings: the value is the fact.
+    expect(decideWrite(write, [near('Carol code 6b86b273ff34fce1', 0.99)], [], THRESHOLDS)).toEqual(
+      { kind: 'insert', supersede: [] },
+    );
+    expect(
+      decideWrite(
+        prepare({ text: 'The gate code is 4821' }),
+        [near('The gate code is 9930', 0.99), near('Gate code: 4821', 0.96, NEWER)],
+        [],
+        THRESHOLDS,
+      ),
+    ).toMatchObject({ kind: 'dedupe', dedupeKind: 'semantic', memoryId: NEWER });
+    // The same values in other words still are one.
+    expect(
+      decideWrite(
+        prepare({ text: 'Carol, code 5feceb66ffc86f38' }),
+        [near('code 5feceb66ffc86f38 (Carol)', 0.97)],
+        [],
+        THRESHOLDS,
+      ),
+    ).toMatchObject({ kind: 'dedupe', dedupeKind: 'semantic' });
+  });
+
   it('never takes a deliberate rewrite for a duplicate of what it replaces', () => {
     const write = prepare({ text: 'Alice lives in Berlin', replaces_memory_id: OLD });
     expect(decideWrite(write, [near('Alice lives in Berlin', 1)], [], THRESHOLDS)).toEqual({

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +34,7 @@ describe('local embedder with word vectors (the installed table)', () => {
   it('is mnemo-local-v3: 384 dimensions, unit length, deterministic, versioned by its table', () => {
     expect(provider.model).toBe('mnemo-local-v3');
     expect(provider.dimension).toBe(384);
-    expect(provider.version).toBe(`local:mnemo-local-v3:384:${loaded.table!.fingerprint}`);
+    expect(provider.version).toBe(`local:mnemo-local-v3.1:384:${loaded.table!.fingerprint}`);
     const [a, b] = [
       provider.embedOne('Alice plays the cello'),
       provider.embedOne('Alice plays the cello'),
@@ -71,6 +72,49 @@ describe('local embedder with word vectors (the installed table)', () => {
     );
   });
 
+  it('gives the word vectors the share of a text the table knows (SIF-weighted)', () => {
+    const table = loaded.table!;
+    expect(table.coverage(['bass', 'guitar'])).toBe(1);
+    expect(table.coverage(['zzqxv', '5feceb66ffc86f38'])).toBe(0);
+    expect(table.coverage([])).toBe(0);
+    // Two words it knows, one code: about two thirds (a common word weighs less than a code).
+    const coded = table.coverage(['carol', 'code', '5feceb66ffc86f38']);
+    expect(coded).toBeGreaterThan(0.5);
+    expect(coded).toBeLessThan(2 / 3);
+    // Texts the table knows whole: half lexical, half word vectors, as chosen.
+    const lexical = new LocalEmbeddingProvider();
+    const [a, b] = ['Alice prefers oat milk', 'Alice prefers soy milk'];
+    const parts = (text: string) => provider.embedOne(text).slice(LOCAL_EMBEDDING_DIMENSION);
+    const semantic = cosine(parts(a), parts(b)) / Math.hypot(...parts(a)) / Math.hypot(...parts(b));
+    expect(similarity(a, b)).toBeCloseTo(
+      0.5 * cosine(lexical.embedOne(a), lexical.embedOne(b)) + 0.5 * semantic,
+      6,
+    );
+  });
+
+  it('does not take texts that differ only in a code it does not know for duplicates', () => {
+    // pins.test writes these 50 and expects 50 memories: at word-vector share 0.5 whatever the
+    // table knows, two of them met at 0.955, over the 0.95 semantic-dedupe threshold.
+    const texts = Array.from(
+      { length: 50 },
+      (_, i) => `Carol code ${createHash('sha256').update(String(i)).digest('hex').slice(0, 16)}`,
+    );
+    const vectors = texts.map((text) => provider.embedOne(text));
+    let closest = -1;
+    for (let i = 0; i < vectors.length; i += 1)
+      for (let j = 0; j < i; j += 1) closest = Math.max(closest, cosine(vectors[i]!, vectors[j]!));
+    expect(closest).toBeLessThan(0.95);
+    // Letters only: the code is still the third of the text that tells the two apart.
+    const lexical = new LocalEmbeddingProvider();
+    const [a, b] = ['Carol code qzxvbw', 'Carol code wjtrkp'];
+    const words = cosine(lexical.embedOne(a), lexical.embedOne(b));
+    expect(similarity(a, b)).toBeLessThan(words + 0.12);
+    // A name it does not know does not hide the synonym beside it.
+    expect(similarity('musical instrument', 'Xandrielle plays the bass guitar')).toBeGreaterThan(
+      similarity('musical instrument', 'Xandrielle bought a new car') + 0.2,
+    );
+  });
+
   it('keeps exact wording ahead of mere relatedness', () => {
     expect(similarity('oat milk', 'Alice prefers oat milk')).toBeGreaterThan(
       similarity('oat milk', 'Alice prefers soy cream'),
@@ -95,16 +139,17 @@ describe('local embedder without the table', () => {
     expect(warnings[0]).toContain(`no table at ${missing}`);
   });
 
-  it('is off unless asked for (unset or off), without a warning; on loads the installed table', () => {
+  it('is on unless told off (unset or on: the installed table); off, without a warning', () => {
     const warnings: string[] = [];
     expect(localWordVectors('off', (message) => warnings.push(message))).toBeUndefined();
-    expect(localWordVectors(undefined, (message) => warnings.push(message))).toBeUndefined();
+    expect(
+      createEmbeddingProvider({ ...testConfig().embeddings, wordVectors: 'off' }).version,
+    ).toBe('local:mnemo-local-v2:256');
     expect(warnings).toEqual([]);
-    expect(createEmbeddingProvider(testConfig().embeddings).version).toBe(
-      'local:mnemo-local-v2:256',
-    );
+    const v3 = `local:mnemo-local-v3.1:384:${loaded.table!.fingerprint}`;
+    expect(createEmbeddingProvider(testConfig().embeddings).version).toBe(v3);
     const on = createEmbeddingProvider({ ...testConfig().embeddings, wordVectors: 'on' });
-    expect(on.version).toBe(`local:mnemo-local-v3:384:${loaded.table!.fingerprint}`);
+    expect(on.version).toBe(v3);
   });
 
   it('refuses a truncated or foreign file', () => {

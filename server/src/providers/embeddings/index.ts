@@ -11,24 +11,24 @@ export { EmbeddingError } from './types.js';
 const tables = new Map<string, ReturnType<typeof loadWordVectors>>();
 
 /**
- * The local embedder's word vectors as configured (MNEMO_EMBEDDINGS_WORD_VECTORS): unset or `off`,
- * none (lexical mnemo-local-v2, the default); `on`, the table the install built; else a path. A
- * table asked for but missing or unreadable is reported to `warn` and the embedder stays lexical.
- * Opt-in because the word-vector half lifts the cosine of texts that differ only in words the
- * table does not know (codes, numbers, names) over the 0.95 semantic-dedupe threshold.
+ * The local embedder's word vectors as configured (MNEMO_EMBEDDINGS_WORD_VECTORS): unset or `on`,
+ * the table the install built (mnemo-local-v3, the default); `off`, none (the lexical
+ * mnemo-local-v2); else a table's path. A table asked for but missing or unreadable is reported
+ * to `warn` and the embedder stays lexical.
  */
 export function localWordVectors(
   setting: string | undefined,
   warn: (message: string) => void = () => {},
 ): WordVectors | undefined {
-  if (setting === undefined || setting === 'off') return undefined;
-  const path = setting === 'on' ? DEFAULT_WORD_VECTORS_PATH : setting;
+  if (setting === 'off') return undefined;
+  const path = setting === undefined || setting === 'on' ? DEFAULT_WORD_VECTORS_PATH : setting;
   let loaded = tables.get(path);
   if (!loaded) tables.set(path, (loaded = loadWordVectors(path)));
   if (loaded.table) return loaded.table;
   warn(
     `local embedder without word vectors (${loaded.reason}): lexical only (mnemo-local-v2). ` +
-      'Build the table with `pnpm --filter @mnemo/server word-vectors`.',
+      'Build the table with `pnpm --filter @mnemo/server word-vectors`, ' +
+      'or set MNEMO_EMBEDDINGS_WORD_VECTORS=off to silence this.',
   );
   return undefined;
 }

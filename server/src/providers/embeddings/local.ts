@@ -9,11 +9,13 @@ export const LOCAL_SEMANTIC_EMBEDDING_DIMENSION = 384;
 /** The local embedder's weight in hybrid fusion (see EmbeddingProvider.fusionWeight). */
 export const LOCAL_FUSION_WEIGHT = 0.1;
 /**
- * The word-vector part's share of the cosine between two texts: each part is unit length and
- * scaled by the square root of its share, so cosine = (1 - s) · lexical + s · semantic. Chosen
+ * The word-vector part's share of a text the table knows whole (scaled by how much of the text
+ * it knows: WordVectors.coverage): each part is unit length and scaled by the square root of its
+ * share, so for two such texts cosine = (1 - s) · lexical + s · semantic. Chosen
  * leave-conversations-out on LoCoMo dev (bench/results/quality-latest.md): 0.5 and 0.7 tie in
  * hybrid search (R@10 fold mean 73.9 / 74.1, within noise); 0.5 keeps vector search 2.4 points
  * higher (R@10 58.2 vs 55.8). Fusion weight 0.3 instead of 0.1 did not hold on held-out folds.
+ * Kept, not tuned again, when the share began to follow coverage.
  */
 export const LOCAL_SEMANTIC_SHARE = 0.5;
 
@@ -44,9 +46,9 @@ export interface LocalEmbeddingOptions {
 
 /**
  * The default embedder: signed feature hashing of content-word stems, stem bigrams and
- * character trigrams, log-scaled term frequency, L2-normalised. No network, no model files,
- * deterministic, microseconds per text. It captures lexical overlap (with stemming and sub-word
- * matches), not synonyms: keyword recall and the ranking stages carry the rest.
+ * character trigrams, log-scaled term frequency, L2-normalised (lexical overlap, with stemming
+ * and sub-word matches); with a word-vector table, beside it a SIF-weighted word-vector sentence
+ * (near-synonyms). No network, deterministic, microseconds per text.
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly provider = 'local';
@@ -60,8 +62,10 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     if (wordVectors) {
       this.model = 'mnemo-local-v3';
       this.dimension = LOCAL_SEMANTIC_EMBEDDING_DIMENSION;
-      // The table's fingerprint: another table embeds the same text differently.
-      this.version = `local:mnemo-local-v3:${this.dimension}:${wordVectors.fingerprint}`;
+      // The table's fingerprint: another table embeds the same text differently. "v3.1": the
+      // word-vector share follows the table's coverage of the text (the opt-in v3 before it gave
+      // every text with a known word half).
+      this.version = `local:mnemo-local-v3.1:${this.dimension}:${wordVectors.fingerprint}`;
     } else {
       this.model = 'mnemo-local-v2';
       this.dimension = LOCAL_EMBEDDING_DIMENSION;
@@ -85,11 +89,16 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     const lexical = this.lexical(text);
     if (!this.wordVectors) return lexical;
     const vector = new Array<number>(this.dimension).fill(0);
-    const semantic = this.wordVectors.sentence(words(text).filter((word) => !STOPWORDS.has(word)));
-    // Text without a known word keeps its lexical direction alone (still unit length).
-    const known = semantic.some((value) => value !== 0);
-    const lexicalScale = known ? Math.sqrt(1 - LOCAL_SEMANTIC_SHARE) : 1;
-    const semanticScale = known ? Math.sqrt(LOCAL_SEMANTIC_SHARE) : 0;
+    const content = words(text).filter((word) => !STOPWORDS.has(word));
+    const semantic = this.wordVectors.sentence(content);
+    // The word-vector part speaks only for the words the table knows: its share shrinks with
+    // them. Otherwise two texts that differ only in a code or a name it does not know
+    // ("Carol code 3f2a…", "Carol code 9b1c…") meet at word-vector cosine 1, and their whole
+    // cosine rises with it over the semantic-dedupe threshold. Text without a known word keeps
+    // its lexical direction alone (still unit length).
+    const share = LOCAL_SEMANTIC_SHARE * this.wordVectors.coverage(content);
+    const lexicalScale = Math.sqrt(1 - share);
+    const semanticScale = Math.sqrt(share);
     lexical.forEach((value, i) => (vector[i] = lexicalScale * value));
     semantic.forEach((value, i) => (vector[LOCAL_EMBEDDING_DIMENSION + i] = semanticScale * value));
     return vector;

@@ -41,6 +41,8 @@ export class WordVectors {
   readonly fingerprint: string;
   private readonly index = new Map<string, number>();
   private readonly weights: Float32Array;
+  /** Per word: its SIF weight alone (see {@link WordVectors.coverage}). */
+  private readonly sif: Float32Array;
   private readonly directions: Int8Array;
   /** The direction every sentence vector shares (SIF's common component), unit length. */
   private readonly common: Float32Array;
@@ -70,12 +72,14 @@ export class WordVectors {
     // multiply-add per dimension and word.
     const harmonic = Math.log(count) + 0.5772;
     this.weights = new Float32Array(count);
+    this.sif = new Float32Array(count);
     const common = new Float64Array(dimension);
     for (let i = 0; i < count; i += 1) {
       const rank = view.getUint32(HEADER_BYTES + i * 4, true);
       const length = view.getFloat32(HEADER_BYTES + count * 4 + i * 4, true);
       const p = 1 / ((rank + 1) * harmonic);
-      this.weights[i] = ((SIF_A / (SIF_A + p)) * length) / 127;
+      this.sif[i] = SIF_A / (SIF_A + p);
+      this.weights[i] = (this.sif[i]! * length) / 127;
       this.index.set(words[i]!, i);
       // The expected contribution of a word to running text: frequency × its weighted vector.
       const share = p * this.weights[i]!;
@@ -88,6 +92,24 @@ export class WordVectors {
   /** Whether the table knows `word` (lower case). */
   has(word: string): boolean {
     return this.index.has(word);
+  }
+
+  /**
+   * How much of `words` the table can speak for, 0..1: the SIF weight of the words it knows over
+   * the SIF weight of all of them, a word it does not know weighing 1 (rarer than every word it
+   * keeps, and SIF weights approach 1 as words get rare). Codes, numbers and unknown names carry
+   * the meaning of the text they are in as much as a rare word would, and the sentence vector
+   * cannot see them: "Carol code 3f2a…" is a third the table's.
+   */
+  coverage(words: readonly string[]): number {
+    let known = 0;
+    let unknown = 0;
+    for (const word of words) {
+      const i = this.index.get(word);
+      if (i === undefined) unknown += 1;
+      else known += this.sif[i]!;
+    }
+    return known === 0 ? 0 : known / (known + unknown);
   }
 
   /**

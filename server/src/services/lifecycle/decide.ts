@@ -1,7 +1,7 @@
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
 import type { NearestMemory } from '../../db/queries/memory-writes.js';
 import { lexicalSimilarity } from '../../text/canonical.js';
-import { contentStems } from '../../text/tokens.js';
+import { contentStems, words } from '../../text/tokens.js';
 import { claimKey, isReportedSpeech, type Claim } from './analysis.js';
 import type { MemoryAssessment } from './intelligence.js';
 
@@ -46,6 +46,17 @@ function coverage(of: Set<string>, by: Set<string>): number {
   let found = 0;
   for (const stem of of) if (by.has(stem)) found += 1;
   return found / of.size;
+}
+
+/** The tokens with a digit: numbers, codes, dates, versions, amounts. */
+function values(text: string): Set<string> {
+  return new Set(words(text).filter((word) => /\p{N}/u.test(word)));
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const value of a) if (!b.has(value)) return false;
+  return true;
 }
 
 interface Conflict {
@@ -101,8 +112,16 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
       };
     }
   }
+  // A semantic duplicate says the same with other words, so it states the same values.
+  // Embeddings barely tell "code 4821" from "code 9930" (a neural model's sentence vectors
+  // hardly move with a number; the local word vectors do not know such tokens at all), so the
+  // cosine alone would merge two facts that differ only in their value.
+  const myValues = values(input.text);
   const best = input.nearest.find(
-    (candidate) => candidate.chunkCount === 1 && !contradicted.has(candidate.memoryId),
+    (candidate) =>
+      candidate.chunkCount === 1 &&
+      !contradicted.has(candidate.memoryId) &&
+      sameSet(values(candidate.text), myValues),
   );
   if (
     input.chunkCount === 1 &&
