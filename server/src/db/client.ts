@@ -96,7 +96,9 @@ const statementPools = new WeakMap<Database, StatementPool>();
  * every prepared statement generically (once per connection, at its first run): their plans do
  * not depend on the values (exact lookups by key or owner, inserts), and left to choose,
  * PostgreSQL re-planned them for every execution (a sixth of its time per write, measured
- * with perf). The main pool keeps custom plans, which recall relies on. Undefined on PGlite.
+ * with perf). The main pool keeps custom plans, which recall relies on; the search of an owner
+ * known to be small runs here too (`searchPlanFor` in queries/search-recall.ts). Undefined on
+ * PGlite.
  */
 export function statementPoolOf(db: Database): StatementPool | undefined {
   return statementPools.get(db);

@@ -124,14 +124,35 @@ export function vectorRecallQuery(
   limit: number,
 ) {
   // Ordered by the output column: one distance per row, and the query vector sent once.
+  return ownerChunkDistances(db, filter, embedding)
+    .orderBy(sql`distance`)
+    .limit(limit);
+}
+
+function ownerChunkDistances(db: Database, filter: RecallFilter, embedding: number[]) {
   const distance = cosineDistanceTo(embedding).as('distance');
   return db
     .select({ ...recalledColumns, distance })
     .from(memoryChunks)
     .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
-    .where(and(...recallConditions(filter), embeddingDimensionIs(embedding.length)))
-    .orderBy(sql`distance`)
-    .limit(limit);
+    .where(and(...recallConditions(filter), embeddingDimensionIs(embedding.length)));
+}
+
+/**
+ * {@link vectorRecallQuery} that can only scan: the distances of the owner's chunks are computed
+ * in a subquery the planner keeps apart (`offset 0`) and sorted outside it, so no plan can
+ * answer it from the HNSW index, whatever the statistics say. For an owner of a few hundred
+ * chunks the planner picks this scan for `vectorRecallQuery` too (same rows, same order); a
+ * generic plan, which does not know the owner, might not.
+ */
+export function exactVectorRecallQuery(
+  db: Database,
+  filter: RecallFilter,
+  embedding: number[],
+  limit: number,
+): SQL {
+  return sql`select * from (${ownerChunkDistances(db, filter, embedding)} offset 0) as owner_chunks
+    order by distance limit ${limit}`;
 }
 
 export async function vectorRecall(
@@ -175,23 +196,17 @@ const BM25_B = sql.raw(String(0.75));
  * read once (`matched`); which lexemes each holds is tested once per pair (`hits`); document
  * frequencies and IDF follow per lexeme, and each chunk's IDF sum is added in lexeme order, the
  * same floating-point sum as adding a term per lexeme would give.
+ *
+ * `ownerChunks`: where the owner's chunk count comes from (default: {@link ownerChunksQuery} as
+ * a subquery); the one-trip search reads it once for the IDF and for its own use.
  */
 export function keywordRecallQuery(
   db: Database,
   filter: RecallFilter,
   query: string,
   limit: number,
+  { ownerChunks = sql`(${ownerChunksQuery(db, filter)})` }: { ownerChunks?: SQL } = {},
 ) {
-  const ownerChunks = db
-    .select({ count: sql`count(*)` })
-    .from(memoryChunks)
-    .where(
-      and(
-        eq(memoryChunks.workspaceId, filter.workspaceId),
-        eq(memoryChunks.ownerType, filter.ownerType),
-        eq(memoryChunks.ownerId, filter.ownerId),
-      ),
-    );
   // Each matched chunk's memory by its primary key (a lateral subquery with `limit 1` is never
   // flattened into a join): with a few thousand matches the planner otherwise prefers hashing a
   // sequential scan of every memory in the database (measured: 47 ms of a 69 ms recall).
@@ -229,7 +244,7 @@ export function keywordRecallQuery(
       select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
     ),
     collection as (
-      select greatest(count(*)::float8, (${ownerChunks})::float8) as total,
+      select greatest(count(*)::float8, ${ownerChunks}::float8) as total,
         greatest(1, avg(matched.length)) as average_length
       from matched
     ),
@@ -253,6 +268,20 @@ export function keywordRecallQuery(
     from matched cross join collection left join scored using (id)
     order by rank desc, matched.id
     limit ${limit}`;
+}
+
+/** The number of the owner's chunks (all of them, in any state), by the owner index. */
+export function ownerChunksQuery(db: Database, filter: RecallFilter) {
+  return db
+    .select({ count: sql`count(*)` })
+    .from(memoryChunks)
+    .where(
+      and(
+        eq(memoryChunks.workspaceId, filter.workspaceId),
+        eq(memoryChunks.ownerType, filter.ownerType),
+        eq(memoryChunks.ownerId, filter.ownerId),
+      ),
+    );
 }
 
 /** What recall reads of a chunk and its memory, as the drivers hand it over raw. */
@@ -307,10 +336,28 @@ export async function recallRows<T extends Record<string, unknown>>(
   query: SQL | Query,
 ): Promise<T[]> {
   const built = query instanceof SQL ? dialect.sqlToQuery(query) : query;
+  return runRecall(db, built, (await plansPerExecution(db)) ? 'recall' : undefined);
+}
+
+/**
+ * Runs a recall statement prepared whatever `db`'s sessions' plan mode: for a caller that chose
+ * the pool for its plan mode (the one-trip search of a small owner, on the generic-plan pool).
+ */
+export function preparedRecallRows<T extends Record<string, unknown>>(
+  db: Database,
+  query: Query,
+): Promise<T[]> {
+  return runRecall(db, query, 'recall');
+}
+
+async function runRecall<T extends Record<string, unknown>>(
+  db: Database,
+  query: Query,
+  name: string | undefined,
+): Promise<T[]> {
   // Any name makes drizzle prepare; postgres.js names and caches the statement per connection by
   // its text, which depends on the filter's shape only.
-  const name = (await plansPerExecution(db)) ? 'recall' : undefined;
-  const prepared = db._.session.prepareQuery(built, undefined, name, false);
+  const prepared = db._.session.prepareQuery(query, undefined, name, false);
   const result: unknown = await prepared.execute();
   return Array.isArray(result) ? (result as T[]) : (result as { rows: T[] }).rows;
 }

@@ -1,10 +1,13 @@
 import { sql, type Query, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { toVectorLiteral } from '../schema/index.js';
-import type { Database } from '../client.js';
+import { statementPoolOf, type Database, type StatementPool } from '../client.js';
 import { episodeNeighboursQuery, type EpisodeNeighbour } from './episodes.js';
 import {
+  exactVectorRecallQuery,
   keywordRecallQuery,
+  ownerChunksQuery,
+  preparedRecallRows,
   recallRows,
   recalled,
   vectorRecallQuery,
@@ -44,6 +47,7 @@ const enum Part {
   Vector = 0,
   Keyword = 1,
   Neighbour = 2,
+  OwnerSize = 3,
 }
 
 type Row = MemoryColumns & {
@@ -53,41 +57,69 @@ type Row = MemoryColumns & {
   coverage: number | string | null;
   seed_id: string | null;
   step: number | string | null;
+  owner_chunks: number | string | null;
 };
 
 const MEMORY_COLUMNS = sql.raw(`memory_id, chunk_index, text, memory_type, importance, confidence,
       feedback_score, pinned, source_weight, created_at, effective_at`);
+/** The columns from chunk_id to step of a row that is no chunk (the owner's size). */
+const NO_CHUNK = sql.raw(Array.from({ length: 16 }, () => 'null').join(', '));
+
+/**
+ * How PostgreSQL plans a search's statement. `custom`: for each execution's values, on the main
+ * pool (`plan_cache_mode = force_custom_plan`), right for any owner but planning costs more than
+ * running the statement for a small owner. `generic`: once per connection and shape, on the
+ * statement pool (`force_generic_plan`), for owners known to be small only (see
+ * {@link searchPlanFor}); its statement reads vector recall with an exact scan (the plan a custom
+ * plan picks for such an owner) and the owner's chunk count.
+ */
+export type SearchPlan = 'custom' | 'generic';
 
 /**
  * Vector recall, keyword recall (with the coverage fusion needs) and the episode neighbours of
  * what they found, as one statement: one round trip per search. Each recall is the statement of
  * `vectorRecallQuery` / `keywordRecallQuery` unchanged, as a materialized CTE (planned as it is
  * planned alone: same plan, same rows); the neighbours are `episodeNeighboursQuery` with the
- * recalled memories as seeds. Rows come back tagged by part, each part in its own order.
+ * recalled memories as seeds. Rows come back tagged by part, each part in its own order; with
+ * keyword recall, or on the `generic` plan, a last row holds the owner's chunk count. The
+ * `generic` statement reads vector recall with `exactVectorRecallQuery`.
  */
 export function searchRecallQuery(
   db: Database,
   filter: RecallFilter,
   request: SearchRecallRequest,
+  plan: SearchPlan = 'custom',
 ): SQL | undefined {
   const ctes: SQL[] = [];
   // The first rows of a materialized CTE are the first it produced: its statement's order.
   const seedLimit = sql.raw(String(Math.trunc(request.episodes?.seedsPerRecall ?? 0)));
   const parts: SQL[] = [];
   const hitSets: SQL[] = [];
+  // The owner's chunk count, which keyword recall needs anyway: read once and returned too, so the
+  // next search of the owner can choose its plan (see searchPlanFor). A custom vector-only search
+  // does not read it: for a large owner it would be work of its own.
+  const counted = request.query !== undefined || plan === 'generic';
+  if (counted) ctes.push(sql`owner_size as materialized (${ownerChunksQuery(db, filter)})`);
   if (request.embedding) {
-    const vector = vectorRecallQuery(db, filter, request.embedding, request.limit).getSQL();
+    const vector =
+      plan === 'generic'
+        ? exactVectorRecallQuery(db, filter, request.embedding, request.limit)
+        : vectorRecallQuery(db, filter, request.embedding, request.limit).getSQL();
     ctes.push(sql`vector_hits as materialized (${vector})`);
     parts.push(sql`select ${sql.raw(String(Part.Vector))} as part, id as chunk_id, ${MEMORY_COLUMNS},
-      distance as score, null::float8 as coverage, null::uuid as seed_id, null::bigint as step
+      distance as score, null::float8 as coverage, null::uuid as seed_id, null::bigint as step,
+      null::float8 as owner_chunks
       from vector_hits`);
     hitSets.push(sql`(select memory_id from vector_hits limit ${seedLimit})`);
   }
   if (request.query !== undefined) {
-    const keyword = keywordRecallQuery(db, filter, request.query, request.limit);
+    const keyword = keywordRecallQuery(db, filter, request.query, request.limit, {
+      ownerChunks: sql`(select count from owner_size)`,
+    });
     ctes.push(sql`keyword_hits as materialized (${keyword})`);
     parts.push(sql`select ${sql.raw(String(Part.Keyword))} as part, chunk_id, ${MEMORY_COLUMNS},
-      rank as score, coverage, null::uuid as seed_id, null::bigint as step
+      rank as score, coverage, null::uuid as seed_id, null::bigint as step,
+      null::float8 as owner_chunks
       from keyword_hits`);
     hitSets.push(sql`(select memory_id from keyword_hits limit ${seedLimit})`);
   }
@@ -97,9 +129,12 @@ export function searchRecallQuery(
     const { windowSeconds, span } = request.episodes;
     ctes.push(sql`neighbours as (${episodeNeighboursQuery(filter, seeds, windowSeconds, span)})`);
     parts.push(sql`select ${sql.raw(String(Part.Neighbour))} as part, chunk_id, ${MEMORY_COLUMNS},
-      null::float8 as score, null::float8 as coverage, seed_id, step
+      null::float8 as score, null::float8 as coverage, seed_id, step, null::float8 as owner_chunks
       from neighbours`);
   }
+  if (counted)
+    parts.push(sql`select ${sql.raw(String(Part.OwnerSize))} as part, ${NO_CHUNK},
+      count::float8 as owner_chunks from owner_size`);
   return sql`with ${sql.join(ctes, sql`, `)} ${sql.join(parts, sql` union all `)}`;
 }
 
@@ -136,10 +171,15 @@ const MAX_SHAPES = 256;
  * filters are set (not their values), span and seeds. Undefined: a shape whose values the
  * builder transforms (metadata, time window), built each time.
  */
-function shapeOf(filter: RecallFilter, request: SearchRecallRequest): string | undefined {
+function shapeOf(
+  filter: RecallFilter,
+  request: SearchRecallRequest,
+  plan: SearchPlan,
+): string | undefined {
   if (filter.metadata !== undefined || filter.createdFrom || filter.createdTo) return undefined;
   const e = request.episodes;
   return [
+    plan,
     request.embedding?.length ?? '-',
     request.query !== undefined ? 'q' : '-',
     e ? `${e.span}/${e.seedsPerRecall}` : '-',
@@ -179,6 +219,7 @@ function learnShape(
   db: Database,
   filter: RecallFilter,
   request: SearchRecallRequest,
+  plan: SearchPlan,
 ): Shape | null {
   const probe = (n: number) => {
     const mark = (name: string) => `\u0001${n}:${name}`;
@@ -201,15 +242,20 @@ function learnShape(
       limit: 1_000_003 + n,
       windowSeconds: 2_000_003 + n,
     };
-    const built = searchRecallQuery(db, standIn, {
-      ...request,
-      ...(embedding ? { embedding } : {}),
-      query: request.query === undefined ? undefined : values.query,
-      limit: values.limit,
-      ...(request.episodes
-        ? { episodes: { ...request.episodes, windowSeconds: values.windowSeconds } }
-        : {}),
-    } as SearchRecallRequest);
+    const built = searchRecallQuery(
+      db,
+      standIn,
+      {
+        ...request,
+        ...(embedding ? { embedding } : {}),
+        query: request.query === undefined ? undefined : values.query,
+        limit: values.limit,
+        ...(request.episodes
+          ? { episodes: { ...request.episodes, windowSeconds: values.windowSeconds } }
+          : {}),
+      } as SearchRecallRequest,
+      plan,
+    );
     if (!built) return undefined;
     const bySentinel = new Map<unknown, keyof Values>();
     for (const [name, value] of Object.entries(values))
@@ -242,17 +288,18 @@ export function searchRecallStatement(
   db: Database,
   filter: RecallFilter,
   request: SearchRecallRequest,
+  plan: SearchPlan = 'custom',
 ): Query | undefined {
   if (request.embedding === undefined && request.query === undefined) return undefined;
-  const shape = shapeOf(filter, request);
+  const shape = shapeOf(filter, request, plan);
   let known = shape === undefined ? null : shapes.get(shape);
   if (shape !== undefined && known === undefined) {
-    known = learnShape(db, filter, request);
+    known = learnShape(db, filter, request, plan);
     if (shapes.size >= MAX_SHAPES) shapes.clear();
     shapes.set(shape, known);
   }
   if (!known) {
-    const built = searchRecallQuery(db, filter, request);
+    const built = searchRecallQuery(db, filter, request, plan);
     return built ? dialect.sqlToQuery(built) : undefined;
   }
   const values = valuesOf(filter, request);
@@ -262,21 +309,130 @@ export function searchRecallStatement(
   };
 }
 
+/**
+ * Owners with at most this many chunks (all their chunks, in any state) are searched with the
+ * generic plan. Measured on 2026-11-25 (pgvector 0.8, PostgreSQL 15, tables of 2.5k and 19k
+ * chunks, recall limits 30 to 150): custom plans read vector recall by an exact scan for owners
+ * of up to 400 chunks and from the HNSW index from 800 (limit 30/50) or more; a margin of four
+ * below that keeps a small owner's generic plan the plan a custom one would be.
+ */
+export const SMALL_OWNER_CHUNKS = 100;
+/** Owners whose size a process remembers; the least recently searched are forgotten first. */
+const MAX_KNOWN_OWNERS = 50_000;
+
+/** Each owner's chunk count as the last search of it read it, per database. */
+const ownerChunkCounts = new WeakMap<Database, Map<string, number>>();
+
+const ownerKey = (filter: RecallFilter) =>
+  `${filter.workspaceId}\u0000${filter.ownerType}\u0000${filter.ownerId}`;
+
+function noteOwnerChunks(db: Database, filter: RecallFilter, chunks: number): void {
+  let counts = ownerChunkCounts.get(db);
+  if (!counts) ownerChunkCounts.set(db, (counts = new Map()));
+  const key = ownerKey(filter);
+  counts.delete(key);
+  counts.set(key, chunks);
+  if (counts.size > MAX_KNOWN_OWNERS) counts.delete(counts.keys().next().value!);
+}
+
+/**
+ * The plan a search of this owner runs with: `generic` on PostgreSQL for an owner whose last
+ * search (in this process) counted at most {@link SMALL_OWNER_CHUNKS} chunks, `custom` for any
+ * other (large, or not searched yet, or PGlite). Planning a custom plan costs PostgreSQL more
+ * than running the statement for a small owner; a generic plan is planned once per connection
+ * and shape, but it cannot tell owners apart, so a large owner keeps custom plans (HNSW where it
+ * pays). An owner that grew since its last search is searched once more with the exact scan
+ * (the same rows a custom plan gives a small owner; only slower), and that search's count
+ * brings it back to custom plans. Every owner keeps custom plans while the generic plan would
+ * not read a small owner by its index (see {@link genericPlansFit}).
+ */
+export function searchPlanFor(db: Database, filter: RecallFilter): SearchPlan {
+  const pool = statementPoolOf(db);
+  if (!pool || !genericPlansFit(db, pool)) return 'custom';
+  const chunks = ownerChunkCounts.get(db)?.get(ownerKey(filter));
+  return chunks !== undefined && chunks <= SMALL_OWNER_CHUNKS ? 'generic' : 'custom';
+}
+
+/** How long the generic plan's owner estimate is trusted before it is asked again. */
+const GENERIC_ESTIMATE_TTL_MS = 10 * 60_000;
+
+interface GenericEstimate {
+  fits: boolean;
+  at: number;
+  pending: Promise<void> | undefined;
+}
+const genericEstimates = new WeakMap<Database, GenericEstimate>();
+
+/**
+ * Whether a generic plan expects an owner to be small. It plans for an owner of average size
+ * (the statistics' chunks ÷ distinct owners): with a handful of owners, one of them large, that
+ * average is large, and a small owner's generic plan would read its chunks with a scan of the
+ * table (the vector part never uses HNSW there: its statement is built so). Asked of PostgreSQL
+ * in the background (false until it answers), again every GENERIC_ESTIMATE_TTL_MS.
+ */
+function genericPlansFit(db: Database, pool: StatementPool): boolean {
+  let estimate = genericEstimates.get(db);
+  if (!estimate) genericEstimates.set(db, (estimate = { fits: false, at: 0, pending: undefined }));
+  if (!estimate.pending && Date.now() - estimate.at > GENERIC_ESTIMATE_TTL_MS) {
+    const known = estimate;
+    known.pending = ownerRowsOfGenericPlan(pool)
+      .then(
+        (rows) => (known.fits = rows <= SMALL_OWNER_CHUNKS),
+        () => (known.fits = false),
+      )
+      .then(() => {
+        known.at = Date.now();
+        known.pending = undefined;
+      });
+  }
+  return estimate.fits;
+}
+
+/** The rows a generic plan expects of one owner's chunks (the statement pool plans generically). */
+async function ownerRowsOfGenericPlan(pool: StatementPool): Promise<number> {
+  const connection = await pool.client.reserve();
+  try {
+    await connection.unsafe(`prepare mnemo_owner_rows (uuid, text, text) as
+      select 1 from memory_chunks where workspace_id = $1 and owner_type = $2 and owner_id = $3`);
+    try {
+      const [row] = await connection.unsafe<
+        Array<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>
+      >(
+        `explain (format json) execute mnemo_owner_rows ('00000000-0000-0000-0000-000000000000', '', '')`,
+      );
+      return Number(row?.['QUERY PLAN'][0].Plan['Plan Rows']);
+    } finally {
+      await connection.unsafe('deallocate mnemo_owner_rows');
+    }
+  } finally {
+    connection.release();
+  }
+}
+
 /** Runs {@link searchRecallQuery} and sorts its rows back into the recalls and neighbours. */
 export async function searchRecall(
   db: Database,
   filter: RecallFilter,
   request: SearchRecallRequest,
 ): Promise<SearchRecall> {
-  const query = searchRecallStatement(db, filter, request);
-  const rows = query ? await recallRows<Row>(db, query) : [];
+  const pool = statementPoolOf(db);
+  const plan = searchPlanFor(db, filter);
+  const query = searchRecallStatement(db, filter, request, plan);
+  const rows = !query
+    ? []
+    : plan === 'generic' && pool
+      ? await preparedRecallRows<Row>(pool.db, query)
+      : await recallRows<Row>(db, query);
   const vector: RecalledChunk[] = [];
   const text: RecalledChunk[] = [];
   const neighbours: EpisodeNeighbour[] = [];
   let best: number | undefined;
+  let ownerChunks: number | undefined;
   for (const row of rows) {
     const part = Number(row.part);
-    if (part === Part.Vector) {
+    if (part === Part.OwnerSize) {
+      ownerChunks = Number(row.owner_chunks);
+    } else if (part === Part.Vector) {
       vector.push({ ...recalled(row.chunk_id, row), score: 1 - Number(row.score) });
     } else if (part === Part.Keyword) {
       // Scores relative to the best match, which comes first (as keywordRecall).
@@ -294,6 +450,7 @@ export async function searchRecall(
       });
     }
   }
+  if (pool && ownerChunks !== undefined) noteOwnerChunks(db, filter, ownerChunks);
   if (!request.episodes) return { vector, text, neighbours: undefined };
   const first = (hits: RecalledChunk[]) =>
     hits.slice(0, request.episodes!.seedsPerRecall).map((hit) => hit.memoryId);
