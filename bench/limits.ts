@@ -233,6 +233,13 @@ async function interleave(
   return series;
 }
 
+/** The median of unsorted values. */
+const p50 = (values: number[]) =>
+  percentile(
+    [...values].sort((x, y) => x - y),
+    50,
+  );
+
 /**
  * The median over block rounds of (p50 of b's block − p50 of a's block). Block k of every
  * configuration runs back to back, so each pair saw the same machine; a burst of background work
@@ -240,11 +247,6 @@ async function interleave(
  * ({@link p50Difference}) has no such protection.
  */
 function pairedBlockDifference(a: Series, b: Series): number {
-  const p50 = (values: number[]) =>
-    percentile(
-      [...values].sort((x, y) => x - y),
-      50,
-    );
   const n = Math.min(a.blocks.length, b.blocks.length);
   const diffs = Array.from({ length: n }, (_, k) => p50(b.blocks[k]!) - p50(a.blocks[k]!));
   return p50(diffs);
@@ -256,11 +258,6 @@ function p50Difference(
   b: Series,
   rounds = 1000,
 ): { diff: number; lo: number; hi: number } {
-  const p50 = (values: number[]) =>
-    percentile(
-      [...values].sort((x, y) => x - y),
-      50,
-    );
   const diff = p50(b.latencies) - p50(a.latencies);
   const n = Math.min(a.blocks.length, b.blocks.length);
   let state = 12345;
