@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../db/faults.js';
 import type { Logger } from '../logger.js';
 
 export interface ScheduledJob {
@@ -8,7 +9,8 @@ export interface ScheduledJob {
 /**
  * Runs `run` every `intervalMs` (0: never) inside the server process. One run at a time (a tick
  * that finds the previous run still going is skipped); a failed run is logged as `name failed`
- * and the next tick tries again. The timer does not keep the process alive.
+ * (a warning when the database was unavailable, which the next tick rides out) and the next tick
+ * tries again. The timer does not keep the process alive.
  */
 export function everyInterval(
   name: string,
@@ -21,7 +23,11 @@ export function everyInterval(
   const timer = setInterval(() => {
     if (running) return;
     running = run()
-      .catch((err: unknown) => logger.error({ err }, `${name} failed`))
+      .catch((err: unknown) =>
+        isDatabaseUnavailable(err)
+          ? logger.warn({ err }, `${name} failed`)
+          : logger.error({ err }, `${name} failed`),
+      )
       .finally(() => {
         running = undefined;
       });

@@ -1,4 +1,5 @@
 import type { Database } from '../db/client.js';
+import { isDatabaseUnavailable } from '../db/faults.js';
 import { chunksOfOtherVersions, setChunkEmbeddings } from '../db/queries/embeddings.js';
 import type { Logger } from '../logger.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
@@ -68,7 +69,12 @@ export function startReembed(
           'chunks embedded again with the configured embedder',
         );
     })
-    .catch((err: unknown) => logger.error({ err }, 're-embedding failed'));
+    // A database fault stops this run; the next start picks up what is left.
+    .catch((err: unknown) =>
+      isDatabaseUnavailable(err)
+        ? logger.warn({ err }, 're-embedding failed')
+        : logger.error({ err }, 're-embedding failed'),
+    );
   return {
     stop: async () => {
       stopping = true;
