@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors.js';
+import { DatabaseError, ServiceError } from '../errors.js';
 
 /** Seconds a client is told to wait before retrying a request the database could not serve. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
@@ -26,6 +26,15 @@ const UNAVAILABLE_CLASSES = ['08', '53'];
  * by our own queries (not by PostgreSQL or the driver) and treated as a lost connection.
  */
 export const INCOMPLETE_RESULT = 'INCOMPLETE_RESULT';
+
+/**
+ * The error for {@link INCOMPLETE_RESULT}: `what` (a statement that selects exactly one row
+ * whatever the data) came back empty, seen rarely around a network black hole. A fault to retry
+ * (503), not a 500.
+ */
+export function lostAnswer(what: string): DatabaseError {
+  return new DatabaseError(`${what} returned no row`, { cause: { code: INCOMPLETE_RESULT } });
+}
 
 /** postgres.js's own codes for a connection it lost or could not make, and Node's socket errors. */
 const CONNECTION_CODES = new Set([

@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { type Database, executeRows, statementPoolOf } from '../../src/db/client.js';
+import { unavailableError } from '../../src/db/faults.js';
 import { getEntitlement } from '../../src/db/queries/entitlements.js';
+import { Statement } from '../../src/db/queries/statement.js';
 import { databaseEntitlements } from '../../src/services/plans.js';
 import { unlimitedQuota } from '../../src/services/quota.js';
 import { reconcileUsage, recordStorageFreed } from '../../src/services/usage.js';
@@ -326,5 +328,30 @@ describeDb('metered quota: reserve → commit / release, caps, reconciliation', 
     const { gate } = meter(db);
     await (await gate.reserve({ workspaceId: ws, writes: 2 })).commit();
     expect(await counter(db, ws, 'writes', DAY)).toEqual({ used: 2, reserved: 0 });
+  });
+
+  it('a reservation whose answer was lost is a 503 to retry, not a 500', async () => {
+    const ws = await newWorkspace(db);
+    const { gate } = meter(db);
+    await (await gate.reserve({ workspaceId: ws, writes: 1 })).commit();
+    // The reservation statement always answers one row; the driver handing back none is how a
+    // connection that lost the answer looked in the fault test (once in ~2,000 requests).
+    const run = Statement.prototype.run;
+    const lost = vi.spyOn(Statement.prototype, 'run').mockImplementation(function (
+      this: Statement<never>,
+      ...args
+    ) {
+      return this.text.includes('insert into usage_reservations')
+        ? Promise.resolve([])
+        : run.apply(this, args);
+    });
+    try {
+      const error = await rejection(gate.reserve({ workspaceId: ws, writes: 1 }));
+      expect(lost).toHaveBeenCalled();
+      expect(unavailableError(error)?.code).toBe('SERVICE_UNAVAILABLE');
+    } finally {
+      lost.mockRestore();
+    }
+    expect(await counter(db, ws, 'writes', DAY)).toEqual({ used: 1, reserved: 0 });
   });
 });

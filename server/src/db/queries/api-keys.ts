@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
 import { type ApiKey, apiKeys } from '../schema/index.js';
+import { lostAnswer } from '../faults.js';
 
 export async function insertApiKey(
   db: Database,
@@ -15,7 +15,7 @@ export async function insertApiKey(
   },
 ): Promise<ApiKey> {
   const [row] = await db.insert(apiKeys).values(input).returning();
-  if (!row) throw new DatabaseError('insert into api_keys returned no row');
+  if (!row) throw lostAnswer('insert into api_keys');
   return row;
 }
 

@@ -12,6 +12,7 @@ import {
 } from '../schema/index.js';
 import { upsertEntitlement } from './entitlements.js';
 import type { Queryable } from './statement.js';
+import { lostAnswer } from '../faults.js';
 
 export async function insertBillingTransaction(
   db: Database,
@@ -21,7 +22,7 @@ export async function insertBillingTransaction(
   >,
 ): Promise<BillingTransaction> {
   const [row] = await db.insert(billingTransactions).values(transaction).returning();
-  if (!row) throw new DatabaseError('insert into billing_transactions returned no row');
+  if (!row) throw lostAnswer('insert into billing_transactions');
   return row;
 }
 

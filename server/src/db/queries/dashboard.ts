@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, gt, gte, isNotNull, isNull, lte, sql } from 'drizzle-orm';
-import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
+import { lostAnswer } from '../faults.js';
 import {
   type ApiKey,
   apiKeys,
@@ -51,7 +51,7 @@ export async function createOwnedWorkspace(
 ): Promise<MemberWorkspace> {
   return db.transaction(async (tx) => {
     const [workspace] = await tx.insert(workspaces).values({ name: input.name }).returning();
-    if (!workspace) throw new DatabaseError('insert into workspaces returned no row');
+    if (!workspace) throw lostAnswer('insert into workspaces');
     await tx
       .insert(workspaceMembers)
       .values({ workspaceId: workspace.id, userId: input.userId, role: 'owner' });
@@ -78,7 +78,7 @@ export async function insertDashboardSession(
   },
 ): Promise<DashboardSession> {
   const [row] = await db.insert(dashboardSessions).values(input).returning();
-  if (!row) throw new DatabaseError('insert into dashboard_sessions returned no row');
+  if (!row) throw lostAnswer('insert into dashboard_sessions');
   return row;
 }
 

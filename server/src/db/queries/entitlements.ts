@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
+import { lostAnswer } from '../faults.js';
 import {
   type NewWorkspaceEntitlement,
   type WorkspaceEntitlement,
@@ -51,7 +52,7 @@ export async function upsertEntitlement(
       set: { ...changes, updatedAt: new Date() },
     })
     .returning();
-  if (!row) throw new DatabaseError('upsert into workspace_entitlements returned no row');
+  if (!row) throw lostAnswer('upsert into workspace_entitlements');
   return row;
 }
 

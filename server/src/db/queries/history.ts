@@ -5,8 +5,8 @@ import {
   type ContextFeedback,
   type SavedSearch,
 } from '../schema/index.js';
-import { DatabaseError } from '../../errors.js';
 import type { Queryable } from './statement.js';
+import { lostAnswer } from '../faults.js';
 
 export interface SavedSearchFilter {
   workspaceId: string;
@@ -62,6 +62,6 @@ export async function insertContextFeedback(
   row: typeof contextFeedback.$inferInsert,
 ): Promise<ContextFeedback> {
   const [inserted] = await db.insert(contextFeedback).values(row).returning();
-  if (!inserted) throw new DatabaseError('context feedback insert returned no row');
+  if (!inserted) throw lostAnswer('context feedback insert');
   return inserted;
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { DatabaseError } from '../../errors.js';
 import {
   type MemoryClaim,
   type NewMemory,
@@ -7,7 +6,7 @@ import {
   toVectorLiteral,
 } from '../schema/index.js';
 import type { Database } from '../client.js';
-import { INCOMPLETE_RESULT } from '../faults.js';
+import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension } from './vector.js';
 import { inOneTrip, step, Statement, type Queryable } from './statement.js';
@@ -200,12 +199,7 @@ export async function writeLookups(
     embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
     limit: nearest?.limit ?? 0,
   });
-  // The statement selects exactly one row whatever the data: none back means the driver lost
-  // the answer (seen, rarely, around a network black hole), so it is a fault to retry, not a 500.
-  if (!row)
-    throw new DatabaseError('write lookups returned no row', {
-      cause: { code: INCOMPLETE_RESULT },
-    });
+  if (!row) throw lostAnswer('write lookups');
   return {
     idempotency:
       row.requestHash !== null && row.response !== null

@@ -1,6 +1,7 @@
 import { and, eq, or, sql } from 'drizzle-orm';
 import { DatabaseError, ServiceError } from '../../errors.js';
 import { type Database, executeRows, statementPoolOf } from '../client.js';
+import { lostAnswer } from '../faults.js';
 import { type ReservedAmount, usageCounters } from '../schema/index.js';
 import { type Step, step, Statement } from './statement.js';
 
@@ -183,7 +184,8 @@ export async function reserveUsage(db: Database, input: ReserveInput): Promise<C
       stored: number;
       counters: CounterState[];
     }>(db, step(reserveStatement, params));
-    if (!row) throw new DatabaseError('usage reservation returned no row');
+    // Lost after a commit, the reservation expires and reconciliation refunds it.
+    if (!row) throw lostAnswer('usage reservation');
     if (!row.within) throw capExceeded(items, row.counters, input);
     if (row.complete) {
       if (row.stored !== 1) throw new DatabaseError('usage reservation was granted but not stored');

@@ -1,14 +1,14 @@
 import { asc, eq } from 'drizzle-orm';
-import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
 import { type Workspace, workspaces } from '../schema/index.js';
+import { lostAnswer } from '../faults.js';
 
 export async function createWorkspace(
   db: Database,
   input: { name: string; plan?: string },
 ): Promise<Workspace> {
   const [row] = await db.insert(workspaces).values(input).returning();
-  if (!row) throw new DatabaseError('insert into workspaces returned no row');
+  if (!row) throw lostAnswer('insert into workspaces');
   return row;
 }
 
