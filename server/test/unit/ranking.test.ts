@@ -3,6 +3,7 @@ import type { RecalledChunk } from '../../src/db/queries/recall.js';
 import {
   RRF_K,
   applyFactor,
+  blendRerank,
   evidence,
   fuse,
   fusionWeights,
@@ -74,6 +75,20 @@ describe('fusion and scores', () => {
       0.35 * ((0.3 * 0.5 + 1) / 1.3) + 0.65,
       5,
     );
+  });
+
+  it('blends the reranker in below its cut too: an unchecked candidate never overtakes a checked one', () => {
+    const ranked = fuse([], [chunk('a', 1), chunk('b', 0.9), chunk('c', 0.8)]);
+    ranked.forEach((candidate, i) => (candidate.relevance = 0.5 - i * 0.05));
+    // The reranker saw the first two only, and thought little of them.
+    blendRerank(ranked, [0.1, 0.05], 0.3);
+    const [a, b, c] = ranked;
+    expect(a!.relevance).toBeCloseTo(0.7 * 0.5 + 0.3 * 0.1, 10);
+    expect(b!.rerankScore).toBe(0.05);
+    expect(c!.rerankScore).toBeUndefined();
+    // Counted as scored 0 by the reranker: still below b (kept at 0.4, it would lead).
+    expect(c!.relevance).toBeCloseTo(0.7 * 0.4, 10);
+    expect(c!.relevance).toBeLessThan(b!.relevance);
   });
 
   it('applies factors in odds space: bounded, monotone, never saturating', () => {

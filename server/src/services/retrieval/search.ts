@@ -22,6 +22,7 @@ import { EPISODE_SPAN, addEpisodeContext, type NeighbourLookup } from './episode
 import {
   PROFILES,
   applyFactor,
+  blendRerank,
   byScore,
   evidence,
   fuse,
@@ -130,18 +131,13 @@ async function rerank(
   profile: ProfileSettings,
 ): Promise<void> {
   if (!deps.reranker || candidates.length === 0) return;
-  const top = [...candidates].sort((a, b) => b.relevance - a.relevance).slice(0, profile.rerankTop);
+  const ranked = [...candidates].sort((a, b) => b.relevance - a.relevance);
   try {
     const scores = await deps.reranker.rerank(
       query,
-      top.map((candidate) => candidate.text),
+      ranked.slice(0, profile.rerankTop).map((candidate) => candidate.text),
     );
-    top.forEach((candidate, i) => {
-      candidate.rerankScore = scores[i] ?? 0;
-      candidate.relevance =
-        (1 - profile.rerankWeight) * candidate.relevance +
-        profile.rerankWeight * candidate.rerankScore;
-    });
+    blendRerank(ranked, scores, profile.rerankWeight);
   } catch (error) {
     deps.logger.warn(
       { err: error, reranker: deps.reranker.name },
