@@ -153,9 +153,8 @@ export function relevance(candidate: Candidate, weights: FusionWeights): number 
  * Blends a reranker's scores into relevance: `ranked` holds every candidate, best relevance first,
  * and `scores` the reranker's for the first `scores.length` of them. A candidate below that cut
  * counts as scored 0. Left at its own relevance it would overtake candidates the reranker checked
- * (the blend mostly lowers them: the local reranker scores well below relevance), so the cut
- * shuffled weak matches into the top ranks (on LoCoMo dev that shuffle alone lifted keyword
- * mode's open-domain R@20 from 37.9 to 42.4; bench/locomo.ts).
+ * (the blend mostly lowers them: the local reranker scores well below relevance), and the cut
+ * would shuffle weak matches into the top ranks.
  */
 export function blendRerank(ranked: Candidate[], scores: number[], weight: number): void {
   ranked.forEach((candidate, i) => {
