@@ -17,13 +17,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import postgres from 'postgres';
 import { openDatabase } from '../server/src/db/client.js';
 import { localEmbedder } from './lib/embedder.js';
 import { ApiKeyService } from '../server/src/services/api-keys.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { bulkLoader } from './lib/bulk-load.js';
-import { addCost, measured, noCost, type Cost } from './lib/cpu.js';
+import { addCost, measured, noCost, readingClient, type Cost } from './lib/cpu.js';
 import { createBenchDatabase, maintenanceDone } from './lib/database.js';
 import {
   HEAVY_MEMORIES,
@@ -59,7 +58,7 @@ const post = async (base: string, path: string, body: unknown): Promise<void> =>
 async function main(): Promise<void> {
   if (!BASE) throw new Error('set BENCH_AB_BASE to the checkout to compare with');
   const bench = await createBenchDatabase(ADMIN_URL, undefined);
-  const raw = postgres(bench.databaseUrl, { max: 2, onnotice: () => {} });
+  const raw = readingClient(bench.databaseUrl);
   const servers: Array<{ name: string; server: ServerProcess }> = [];
   try {
     const handle = await openDatabase({

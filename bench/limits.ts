@@ -30,7 +30,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { PLANS, PLAN_CODES, planCaps, type PlanCode } from '../contract/src/schemas/usage.js';
 import { executeRows, openDatabase, type Database } from '../server/src/db/client.js';
 import { createLimitBackend, type LimitBackend } from '../server/src/limits/backend.js';
@@ -50,7 +50,7 @@ import {
   writerMemory,
 } from './lib/generator.js';
 import { createBenchDatabase, maintenanceDone } from './lib/database.js';
-import { backendCpuOf, backendDelta, cpuMs } from './lib/cpu.js';
+import { backendCpuOf, backendDelta, cpuMs, readingClient } from './lib/cpu.js';
 import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
 import {
   ms,
@@ -649,7 +649,7 @@ async function main(): Promise<void> {
   const bench = await createBenchDatabase(ADMIN_URL, PG_LOG_MS);
   const { databaseUrl } = bench;
   log(`postgres: database ${bench.name}`);
-  const raw = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const raw = readingClient(databaseUrl);
   let handle: Awaited<ReturnType<typeof openDatabase>> | undefined;
   const servers: Array<{ config: Config; server: ServerProcess }> = [];
   try {

@@ -46,7 +46,7 @@ import {
 } from './lib/generator.js';
 import { createBenchDatabase, maintenanceDone } from './lib/database.js';
 import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
-import { addCost, measured, noCost, type Cost, type CostProbe } from './lib/cpu.js';
+import { addCost, measured, noCost, readingClient, type Cost, type CostProbe } from './lib/cpu.js';
 import {
   ms,
   rate,
@@ -420,6 +420,8 @@ async function runPostgres(): Promise<void> {
     // server's sessions do the same (below); unnamed statements are planned per run anyway.
     connection: { 'hnsw.iterative_scan': 'relaxed_order', plan_cache_mode: 'force_custom_plan' },
   });
+  // CPU readings on a connection of their own (the floor runs on `raw`'s ten).
+  const reading = readingClient(databaseUrl);
   let handle: Awaited<ReturnType<typeof openDatabase>> | undefined;
   try {
     // No statement timeout for the bench's own loading: a 500-row batch with its HNSW upkeep
@@ -449,7 +451,7 @@ async function runPostgres(): Promise<void> {
       });
       try {
         await maintenanceDone(raw, bench.name);
-        const probe = probeOf(server, { raw, name: bench.name });
+        const probe = probeOf(server, { raw: reading, name: bench.name });
         if (PHASES.has('writes')) await measureWrites(server, probe, 'postgres', size);
         // The statements as the server sends them: prepared only when its sessions plan each run
         // for its values (recall.ts asks the same), unnamed otherwise. Left to choose, PostgreSQL
@@ -495,6 +497,7 @@ async function runPostgres(): Promise<void> {
   } finally {
     await handle?.close();
     await raw.end({ timeout: 5 });
+    await reading.end({ timeout: 5 });
     await bench.drop();
   }
 }

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type postgres from 'postgres';
+import postgres from 'postgres';
 
 const CLK_TCK = (() => {
   try {
@@ -83,10 +83,21 @@ export function addCost(into: Cost, more: Cost): void {
   into.statements += more.statements;
 }
 
+/**
+ * The client the backend readings run on: one connection, so the session a reading leaves out
+ * (its own) is the same every time. From a pool, a reading on another connection would count the
+ * one the last reading left out with all the CPU it ever used (a VACUUM after a bulk load, say)
+ * as spent during the block.
+ */
+export function readingClient(databaseUrl: string): postgres.Sql {
+  return postgres(databaseUrl, { max: 1, onnotice: () => {} });
+}
+
 /** Reads a server's costs; `database` undefined: no PostgreSQL backends to read (PGlite). */
 export interface CostProbe {
   pid: number;
   statements(): Promise<number>;
+  /** `raw`: a {@link readingClient}. */
   database?: { raw: postgres.Sql; name: string };
 }
 
