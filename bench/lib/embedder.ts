@@ -4,8 +4,8 @@ import { LocalEmbeddingProvider } from '../../server/src/providers/embeddings/lo
 /**
  * The local embedder as the server builds it from this environment: with the installed
  * word-vector table (mnemo-local-v3) unless MNEMO_EMBEDDINGS_WORD_VECTORS is `off` or the table
- * is missing, then lexical only (mnemo-local-v2). Bulk-loaded chunks must be embedded like the server embeds queries, or vector
- * recall compares nothing.
+ * is missing, then lexical only (mnemo-local-v2). Bulk-loaded chunks must be embedded like the
+ * server embeds queries, or vector recall compares nothing.
  */
 export function localEmbedder(): LocalEmbeddingProvider {
   const wordVectors = localWordVectors(process.env.MNEMO_EMBEDDINGS_WORD_VECTORS, (message) =>

@@ -7,6 +7,15 @@ export interface ScheduledJob {
 }
 
 /**
+ * Logs a background job's failed run as `name failed`: a warning when the database was
+ * unavailable (expected under faults, and the job tries again), an error otherwise.
+ */
+export function logJobFailure(logger: Logger, name: string, err: unknown): void {
+  if (isDatabaseUnavailable(err)) logger.warn({ err }, `${name} failed`);
+  else logger.error({ err }, `${name} failed`);
+}
+
+/**
  * Runs `run` every `intervalMs` (0: never) inside the server process. One run at a time (a tick
  * that finds the previous run still going is skipped); a failed run is logged as `name failed`
  * (a warning when the database was unavailable, which the next tick rides out) and the next tick
@@ -23,11 +32,7 @@ export function everyInterval(
   const timer = setInterval(() => {
     if (running) return;
     running = run()
-      .catch((err: unknown) =>
-        isDatabaseUnavailable(err)
-          ? logger.warn({ err }, `${name} failed`)
-          : logger.error({ err }, `${name} failed`),
-      )
+      .catch((err: unknown) => logJobFailure(logger, name, err))
       .finally(() => {
         running = undefined;
       });

@@ -1,7 +1,7 @@
 import type { Database } from '../db/client.js';
-import { isDatabaseUnavailable } from '../db/faults.js';
 import { chunksOfOtherVersions, setChunkEmbeddings } from '../db/queries/embeddings.js';
 import type { Logger } from '../logger.js';
+import { logJobFailure } from './interval.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 
 export interface ReembedOptions {
@@ -70,11 +70,7 @@ export function startReembed(
         );
     })
     // A database fault stops this run; the next start picks up what is left.
-    .catch((err: unknown) =>
-      isDatabaseUnavailable(err)
-        ? logger.warn({ err }, 're-embedding failed')
-        : logger.error({ err }, 're-embedding failed'),
-    );
+    .catch((err: unknown) => logJobFailure(logger, 're-embedding', err));
   return {
     stop: async () => {
       stopping = true;
