@@ -1,9 +1,10 @@
 /**
- * What limits cost: the same server (its own process, PostgreSQL) with `MNEMO_LIMITS=off`, with
- * limits on (plan caps and metering in PostgreSQL, rate counters and in-flight leases in memory),
- * and with limits on and `REDIS_URL` (rate counters and leases on Redis), all three started at
- * once on one database and measured in the same run in alternating blocks (the order rotating
- * block by block), so load that comes and goes on this shared machine falls on all three alike.
+ * What limits cost: the same server (its own process, PostgreSQL) with `MNEMO_LIMITS=off` (twice:
+ * the second, `off2`, is the A/A control), with limits on (plan caps and metering in PostgreSQL,
+ * rate counters and in-flight leases in memory), and with limits on and `REDIS_URL` (rate counters
+ * and leases on Redis), all started at once on one database and measured in the same run in
+ * alternating blocks (the order rotating block by block), so load that comes and goes on this
+ * shared machine falls on all alike.
  * Rates are raised so that nothing is refused: this measures the cost of counting, not of refusing.
  *
  * Per configuration: per-owner hybrid search and writes (extraction off), p50/p95 at concurrency
@@ -111,7 +112,7 @@ const RAISED_RATES = {
 
 interface Config {
   /** Short name used in tables and as the writers' owner prefix. */
-  name: 'off' | 'on' | 'on+redis';
+  name: 'off' | 'off2' | 'on' | 'on+redis';
   env: Record<string, string>;
 }
 
@@ -125,6 +126,9 @@ const databaseUrlFor = (databaseUrl: string, config: Config) => {
 
 const ALL_CONFIGS: Config[] = [
   { name: 'off', env: { MNEMO_LIMITS: 'off' } },
+  // The A/A control: a second limits-off server. Its difference from `off` is what the estimators
+  // read when nothing differs (process placement, noise), the floor under every other row.
+  { name: 'off2', env: { MNEMO_LIMITS: 'off' } },
   {
     name: 'on',
     env: { MNEMO_LIMITS: 'on', MNEMO_INTERNAL_GRANT_PLAN: PLAN, ...RAISED_RATES },
@@ -467,12 +471,13 @@ const blockFor = (concurrency: number) => (concurrency === 1 ? BLOCK : Math.roun
 function report(phases: Phase[], pieces: Piece[]): string {
   const out: string[] = ['# Mnemo: what limits cost\n', machine(), ''];
   out.push(
-    'Three servers, each its own process (`node --import tsx`, as `pnpm start`, local embedder and rerank) on one PostgreSQL ' +
-      `database, all started at once: **off** \`MNEMO_LIMITS=off\`; **on** limits on (internal grant \`${PLAN}\`: plan caps and ` +
+    'Four servers, each its own process (`node --import tsx`, as `pnpm start`, local embedder and rerank) on one PostgreSQL ' +
+      `database, all started at once: **off** \`MNEMO_LIMITS=off\`; **off2** the same again, the A/A control (its difference from off is what ' +
+      'the estimators read when nothing differs); **on** limits on (internal grant \`${PLAN}\`: plan caps and ` +
       'metering in PostgreSQL, rate counters and in-flight leases in memory); **on+redis** the same with `REDIS_URL` (rate counters and ' +
       'leases on Redis; metering stays in PostgreSQL). Per-key and per-workspace rates raised to 10^6 per minute and in-flight to 1000, so ' +
-      'nothing is refused: this is the cost of counting. Requests alternate between the three block by block (the order rotating), so drift ' +
-      'and other work on this shared machine fall on all three alike. Searches: hybrid, a regular owner, `top_k` 10. Writes: ' +
+      'nothing is refused: this is the cost of counting. Requests alternate between the servers block by block (the order rotating), so drift ' +
+      'and other work on this shared machine fall on all alike. Searches: hybrid, a regular owner, `top_k` 10. Writes: ' +
       '`extract: false`, the same texts on every configuration under owners of its own. Latencies in ms. CPU: utime + stime from ' +
       '`/proc/<pid>/stat` over the blocks of that configuration ÷ its requests, for the server process and for its own ' +
       'PostgreSQL backends (each server\'s DATABASE_URL names its sessions `mnemo-bench-<configuration>`); "other backends" is what ' +
@@ -573,17 +578,25 @@ function report(phases: Phase[], pieces: Piece[]): string {
   out.push('## Target\n');
   const targets: string[][] = [];
   // Limits on PostgreSQL (`on`) against `off`; a run of a subset without both has no target rows.
-  const [offAt, onAt] = ['off', 'on'].map((name) => CONFIGS.findIndex((c) => c.name === name));
+  const [offAt, off2At, onAt] = ['off', 'off2', 'on'].map((name) =>
+    CONFIGS.findIndex((c) => c.name === name),
+  );
   for (const phase of phases.filter((p) => p.concurrency === 1)) {
     if (offAt! < 0 || onAt! < 0) break;
     const d = p50Difference(phase.series[offAt!]!, phase.series[onAt!]!);
     const paired = pairedBlockDifference(phase.series[offAt!]!, phase.series[onAt!]!);
+    const control =
+      off2At! < 0
+        ? 'not run'
+        : `${ms(p50Difference(phase.series[offAt!]!, phase.series[off2At!]!).diff)} / ` +
+          ms(pairedBlockDifference(phase.series[offAt!]!, phase.series[off2At!]!));
     // Met only when both estimates of the added p50 are within the target.
     targets.push([
       `${phase.op}, c1: added p50, limits on vs off (PostgreSQL)`,
       '≤ 0.3 ms',
       `${ms(d.diff)} [${ms(d.lo)}, ${ms(d.hi)}]`,
       ms(paired),
+      control,
       d.diff <= 0.3 && paired <= 0.3
         ? d.hi <= 0.3
           ? 'met'
@@ -592,7 +605,17 @@ function report(phases: Phase[], pieces: Piece[]): string {
     ]);
   }
   out.push(
-    table(['target', 'limit', 'pooled Δ p50 [95 %]', 'median of paired blocks', 'status'], targets),
+    table(
+      [
+        'target',
+        'limit',
+        'pooled Δ p50 [95 %]',
+        'median of paired blocks',
+        'A/A control off2 − off (pooled / paired)',
+        'status',
+      ],
+      targets,
+    ),
     '',
   );
   out.push(
@@ -620,7 +643,7 @@ function report(phases: Phase[], pieces: Piece[]): string {
 
 function checkCaps(): void {
   const caps = planCaps(PLANS[PLAN]);
-  const onServers = CONFIGS.filter((c) => c.name !== 'off').length;
+  const onServers = CONFIGS.filter((c) => c.env.MNEMO_LIMITS === 'on').length;
   // One workspace for all: the metered configurations share its counters.
   const reads = onServers * (SEARCHES_C1 + SEARCHES_C8 + WARMUP_SEARCHES) + 3 * PROFILE_ROUNDS;
   const writes = onServers * (WRITES_C1 + WRITES_C8 + WARMUP_WRITES) + PROFILE_ROUNDS + 50;

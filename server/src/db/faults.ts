@@ -1,4 +1,5 @@
 import { DatabaseError, ServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
 
 /** Seconds a client is told to wait before retrying a request the database could not serve. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
@@ -77,6 +78,21 @@ function codeOf(error: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Logs work that failed off the request path (a job's run, a deferred write): a warning when the
+ * database was unavailable (expected under faults, and retried or refunded later), an error
+ * otherwise.
+ */
+export function logBackgroundFailure(
+  logger: Logger | undefined,
+  err: unknown,
+  fields: Record<string, unknown>,
+  message: string,
+): void {
+  if (isDatabaseUnavailable(err)) logger?.warn({ ...fields, err }, message);
+  else logger?.error({ ...fields, err }, message);
 }
 
 /** Whether the error says the database is unreachable, overloaded, locked or timed out. */

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from '../db/faults.js';
+import { logBackgroundFailure } from '../db/faults.js';
 import type { Logger } from '../logger.js';
 
 export interface ScheduledJob {
@@ -6,13 +6,9 @@ export interface ScheduledJob {
   stop(): Promise<void>;
 }
 
-/**
- * Logs a background job's failed run as `name failed`: a warning when the database was
- * unavailable (expected under faults, and the job tries again), an error otherwise.
- */
+/** Logs a background job's failed run as `name failed` (a warning when the database was down). */
 export function logJobFailure(logger: Logger, name: string, err: unknown): void {
-  if (isDatabaseUnavailable(err)) logger.warn({ err }, `${name} failed`);
-  else logger.error({ err }, `${name} failed`);
+  logBackgroundFailure(logger, err, {}, `${name} failed`);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Database } from '../db/client.js';
+import { logBackgroundFailure } from '../db/faults.js';
 import { insertAuditRecords } from '../db/queries/audit.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
@@ -52,8 +53,10 @@ export class AuditRecorder {
     this.buffer = [];
     const write = insertAuditRecords(this.db, batch)
       .catch((err: unknown) => {
-        this.logger.error(
-          { err, records: batch.length, request_ids: batch.slice(0, 5).map((r) => r.requestId) },
+        logBackgroundFailure(
+          this.logger,
+          err,
+          { records: batch.length, request_ids: batch.slice(0, 5).map((r) => r.requestId) },
           'audit write failed',
         );
       })

@@ -1,4 +1,5 @@
 import type { UsageResource } from '@mnemo/contract';
+import { logBackgroundFailure } from '../db/faults.js';
 import type { CounterState, WindowKind } from '../db/queries/usage.js';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -312,8 +313,10 @@ export class BlockMeter {
       .settle(block.reservationId, 'committed', used)
       .catch((error: unknown) => {
         // The reservation stays open until reconciliation expires and refunds it.
-        this.logger?.error(
-          { err: error, workspace_id: block.workspaceId },
+        logBackgroundFailure(
+          this.logger,
+          error,
+          { workspace_id: block.workspaceId },
           'usage block settlement failed',
         );
       })
