@@ -159,15 +159,15 @@ function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: R
         auth.introductoryUntil !== undefined && auth.introductoryUntil > Date.now()
           ? Math.min(INTRODUCTORY_KEY_RPM, rates.keyPerMinute)
           : rates.keyPerMinute,
-      workspaceRpm: async (workspaceId) => {
-        if (rates.workspacePerMinute !== undefined) return rates.workspacePerMinute;
-        try {
-          return (await plans.resolve(workspaceId)).plan.workspaceRpm;
-        } catch {
+      // Without waiting while the plan's cached read is fresh (nearly every request).
+      workspaceRpm: (workspaceId) =>
+        rates.workspacePerMinute ??
+        plans.cached(workspaceId)?.plan.workspaceRpm ??
+        plans.resolve(workspaceId).then(
+          (plan) => plan.plan.workspaceRpm,
           // Unverifiable entitlement: the metered routes refuse writes; the rate stays bounded.
-          return (plans.lastKnown(workspaceId)?.plan ?? PLANS.launch).workspaceRpm;
-        }
-      },
+          () => (plans.lastKnown(workspaceId)?.plan ?? PLANS.launch).workspaceRpm,
+        ),
       inFlight: { limit: rates.inFlightPerWorkspace, ttlMs: rates.inFlightLeaseMs },
       logger,
     }),

@@ -8,13 +8,47 @@ import { sendError } from './errors.js';
 
 const MINUTE_SECONDS = 60;
 
-/** One window limit as the IETF RateLimit headers describe it. */
-interface PolicyState {
+/**
+ * One window limit: its counter and its `RateLimit-Policy` item (`"name";q=…;w=…`), made once per
+ * quota rather than per request; limits run on every request, mostly before the JIT has warmed.
+ */
+interface WindowLimit {
   name: string;
   quota: number;
   windowSeconds: number;
+  counter: Counter;
+  policy: string;
+}
+
+/** Where a request stands against one window limit, as the IETF RateLimit headers describe it. */
+interface PolicyState {
+  limit: WindowLimit;
   remaining: number;
   resetSeconds: number;
+  rejected: boolean;
+}
+
+/** The per-minute limits of one name, one per quota (quotas come from plans and settings). */
+function minuteLimits(backend: LimitBackend, name: string, counterName = name) {
+  const limits = new Map<number, WindowLimit>();
+  return (quota: number): WindowLimit => {
+    let limit = limits.get(quota);
+    if (!limit) {
+      limit = {
+        name,
+        quota,
+        windowSeconds: MINUTE_SECONDS,
+        counter: backend.counter({
+          name: counterName,
+          points: quota,
+          durationSeconds: MINUTE_SECONDS,
+        }),
+        policy: `"${name}";q=${quota};w=${MINUTE_SECONDS}`,
+      };
+      limits.set(quota, limit);
+    }
+    return limit;
+  };
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -24,16 +58,15 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  * the one nearest to its end (draft-ietf-httpapi-ratelimit-headers: `"name";q=…;w=…` and
  * `"name";r=…;t=…`).
  */
-function setRateLimitHeaders(res: Response, policies: PolicyState[]): void {
-  if (policies.length === 0) return;
+function setRateLimitHeaders(res: Response, first: PolicyState, second?: PolicyState): void {
+  const tightest = second && second.remaining < first.remaining ? second : first;
   res.setHeader(
     'RateLimit-Policy',
-    policies.map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}`).join(', '),
+    second ? `${first.limit.policy}, ${second.limit.policy}` : first.limit.policy,
   );
-  const tightest = policies.reduce((a, b) => (b.remaining < a.remaining ? b : a));
   res.setHeader(
     'RateLimit',
-    `"${tightest.name}";r=${tightest.remaining};t=${tightest.resetSeconds}`,
+    `"${tightest.limit.name}";r=${tightest.remaining};t=${tightest.resetSeconds}`,
   );
 }
 
@@ -48,26 +81,21 @@ function limited(req: Request, res: Response, message: string, retryAfterSeconds
 }
 
 /**
- * Counts one request against a window counter. Resolves with the policy state, `rejected` set
- * when the request is over the limit; a store error rejects the promise (the caller decides).
+ * Counts `points` against a window limit. Resolves with the policy state, `rejected` set when the
+ * request is over the limit; a store error rejects the promise (the caller decides).
  */
-async function count(
-  counter: Counter,
-  key: string,
-  policy: { name: string; quota: number; windowSeconds: number },
-  points = 1,
-): Promise<PolicyState & { rejected: boolean }> {
+async function count(limit: WindowLimit, key: string, points = 1): Promise<PolicyState> {
   try {
-    const res = await counter.consume(key, points);
+    const res = await limit.counter.consume(key, points);
     return {
-      ...policy,
+      limit,
       remaining: res.remainingPoints,
       resetSeconds: seconds(res.msBeforeNext),
       rejected: false,
     };
   } catch (outcome) {
     if (!(outcome instanceof RateLimiterRes)) throw outcome;
-    return { ...policy, remaining: 0, resetSeconds: seconds(outcome.msBeforeNext), rejected: true };
+    return { limit, remaining: 0, resetSeconds: seconds(outcome.msBeforeNext), rejected: true };
   }
 }
 
@@ -95,53 +123,32 @@ export function tenantLimits({
   inFlight,
   logger,
 }: TenantLimitsOptions): RequestHandler {
-  const countWorkspace = async (workspaceId: string) => {
-    const quota = await workspaceRpm(workspaceId);
-    const counter = backend.counter({
-      name: 'workspace-rpm',
-      points: quota,
-      durationSeconds: MINUTE_SECONDS,
-    });
-    const state = await count(counter, workspaceId, {
-      name: 'workspace',
-      quota,
-      windowSeconds: MINUTE_SECONDS,
-    });
-    // A refused request's point stays spent (fixed window); a granted one can be given back.
-    const refund = async () => {
-      if (!state.rejected) await counter.reward(workspaceId, 1);
-    };
-    return { ...state, refund };
-  };
+  const keyLimit = minuteLimits(backend, 'key', 'key-rpm');
+  const workspaceLimit = minuteLimits(backend, 'workspace', 'workspace-rpm');
   return async function tenantLimitsMiddleware(req, res, next) {
     const auth = req.auth;
     if (!auth) return next();
     try {
+      const workspaceQuota = workspaceRpm(auth.workspaceId);
+      const workspaceWindow = workspaceLimit(
+        typeof workspaceQuota === 'number' ? workspaceQuota : await workspaceQuota,
+      );
+      const keyWindow = auth.apiKeyId ? keyLimit(keyRpm(auth)) : undefined;
       // Both window counters at once: on Redis, one round trip instead of two.
-      const keyQuota = keyRpm(auth);
-      const [key, workspace] = await Promise.all([
-        auth.apiKeyId
-          ? count(
-              backend.counter({
-                name: 'key-rpm',
-                points: keyQuota,
-                durationSeconds: MINUTE_SECONDS,
-              }),
-              auth.apiKeyId,
-              { name: 'key', quota: keyQuota, windowSeconds: MINUTE_SECONDS },
-            )
-          : undefined,
-        countWorkspace(auth.workspaceId),
+      const [workspace, key] = await Promise.all([
+        count(workspaceWindow, auth.workspaceId),
+        keyWindow && auth.apiKeyId ? count(keyWindow, auth.apiKeyId) : undefined,
       ]);
-      const policies = key ? [key, workspace] : [workspace];
-      setRateLimitHeaders(res, policies);
+      if (key) setRateLimitHeaders(res, key, workspace);
+      else setRateLimitHeaders(res, workspace);
       if (key?.rejected) {
-        // Refused for its key: the workspace's window does not count it.
-        await workspace.refund();
+        // Refused for its key: the workspace's window does not count it (a request the
+        // workspace's window refused keeps its point spent: fixed window).
+        if (!workspace.rejected) await workspaceWindow.counter.reward(auth.workspaceId, 1);
         return limited(
           req,
           res,
-          `Rate limit exceeded: ${keyQuota} requests per minute per API key`,
+          `Rate limit exceeded: ${key.limit.quota} requests per minute per API key`,
           key.resetSeconds,
         );
       }
@@ -149,7 +156,7 @@ export function tenantLimits({
         return limited(
           req,
           res,
-          `Rate limit exceeded: ${workspace.quota} requests per minute per workspace`,
+          `Rate limit exceeded: ${workspace.limit.quota} requests per minute per workspace`,
           workspace.resetSeconds,
         );
       }
@@ -198,15 +205,11 @@ export function clientRateLimit({
   describe,
   logger,
 }: IpLimitOptions): RequestHandler {
-  const counter = backend.counter({ name, points: limit, durationSeconds: MINUTE_SECONDS });
+  const window = minuteLimits(backend, name)(limit);
   return async function clientRateLimitMiddleware(req, res, next) {
     let state;
     try {
-      state = await count(counter, key(req), {
-        name,
-        quota: limit,
-        windowSeconds: MINUTE_SECONDS,
-      });
+      state = await count(window, key(req));
     } catch (err) {
       logger?.warn(
         { err, limit: name, request_id: req.requestId },
@@ -214,7 +217,7 @@ export function clientRateLimit({
       );
       return next();
     }
-    setRateLimitHeaders(res, [state]);
+    setRateLimitHeaders(res, state);
     if (!state.rejected) return next();
     limited(req, res, `Rate limit exceeded: ${describe}`, state.resetSeconds);
   };
@@ -245,23 +248,15 @@ export function aiCostLimits({
   budget,
   logger,
 }: AiCostLimitsOptions): RequestHandler {
-  const burst = backend.counter({
-    name: 'cost-burst',
-    points: burstMicroInrPerMinute,
-    durationSeconds: MINUTE_SECONDS,
-  });
+  const burstWindow = minuteLimits(backend, 'cost', 'cost-burst')(burstMicroInrPerMinute);
+  const burst = burstWindow.counter;
   return async function aiCostLimitsMiddleware(req, res, next) {
     const auth = req.auth;
     const cost = auth ? estimate(req) : 0;
     if (!auth || cost <= 0) return next();
     let burstCounted = false;
     try {
-      const state = await count(
-        burst,
-        auth.workspaceId,
-        { name: 'cost', quota: burstMicroInrPerMinute, windowSeconds: MINUTE_SECONDS },
-        cost,
-      );
+      const state = await count(burstWindow, auth.workspaceId, cost);
       if (state.rejected) {
         // A refused request spends nothing: give its points back.
         await burst.reward(auth.workspaceId, cost);

@@ -100,7 +100,9 @@ function cachedCounters(make: (spec: CounterSpec) => Counter): (spec: CounterSpe
 }
 
 function memoryBackend(keyPrefix: string, now: () => number): LimitBackend {
-  const leases = new Map<string, Map<string, number>>();
+  const leases = new Map<string, Map<number, number>>();
+  // Lease ids need only be unique within this process.
+  let lastLeaseId = 0;
   return {
     counter: cachedCounters(
       (spec) =>
@@ -123,7 +125,7 @@ function memoryBackend(keyPrefix: string, now: () => number): LimitBackend {
           const oldest = Math.min(...held.values());
           return refused(held.size, oldest - at);
         }
-        const id = randomUUID();
+        const id = ++lastLeaseId;
         held.set(id, at + ttlMs);
         const slots = held;
         return {

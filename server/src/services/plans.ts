@@ -257,10 +257,19 @@ export class PlanService {
   }
 
   async resolve(workspaceId: string, now: Date = new Date()): Promise<EffectivePlan> {
+    return this.cached(workspaceId, now) ?? this.load(workspaceId, now);
+  }
+
+  /** The plan while its cached read is fresh, without waiting; undefined: `resolve` must read. */
+  cached(workspaceId: string, now: Date = new Date()): EffectivePlan | undefined {
     const cached = this.cache.get(workspaceId);
     if (cached && now.getTime() - cached.at < this.cacheMs) {
       return planOfCached(workspaceId, cached, now);
     }
+    return undefined;
+  }
+
+  private async load(workspaceId: string, now: Date): Promise<EffectivePlan> {
     let entitlement: WorkspaceEntitlement | undefined;
     try {
       entitlement = await this.loader(workspaceId, now);

@@ -275,11 +275,11 @@ export class BlockMeter {
     for (const item of items) add(block.taken, item.resource, item.amount);
     block.inFlight += 1;
     let done = false;
-    const finish = (consumed: Map<UsageResource, number>) => {
+    const finish = (consumed: (item: MeteredItem) => number) => {
       if (done) return;
       done = true;
       for (const item of items) {
-        const used = consumed.get(item.resource) ?? 0;
+        const used = consumed(item);
         add(block.taken, item.resource, used - item.amount);
         add(block.committed, item.resource, used);
       }
@@ -287,13 +287,9 @@ export class BlockMeter {
       if (!block.open && block.inFlight === 0) this.settle(block);
     };
     return {
-      commit: async (actual) => {
-        // As with an exact reservation, `actual` replaces what was reserved, resource by resource.
-        finish(
-          new Map(items.map((item) => [item.resource, actual?.[item.resource] ?? item.amount])),
-        );
-      },
-      release: async () => finish(new Map()),
+      // As with an exact reservation, `actual` replaces what was reserved, resource by resource.
+      commit: async (actual) => finish((item) => actual?.[item.resource] ?? item.amount),
+      release: async () => finish(() => 0),
     };
   }
 
@@ -327,22 +323,28 @@ export class BlockMeter {
   }
 }
 
-/** Blocks are per workspace, per kind of request (its resources) and per window and cap. */
+/**
+ * Blocks are per workspace, per kind of request (its resources) and per window; a block whose cap
+ * is not the request's does not fit it ({@link fits}). Built on every metered request, so plain
+ * string concatenation.
+ */
 function blockKey(workspaceId: string, items: MeteredItem[]): string {
-  const parts = items
-    .map((item) => `${item.resource}:${item.windowKind}:${item.windowStart}:${item.cap}`)
-    .sort();
-  return `${workspaceId}|${parts.join(',')}`;
+  const parts: string[] = [];
+  for (const item of items) parts.push(item.resource + ':' + item.windowStart);
+  // Callers list resources in one order already; sorting keeps the key independent of it.
+  if (parts.length > 1) parts.sort();
+  return workspaceId + '|' + parts.join(',');
 }
 
+/** Whether the block is open, under the request's caps, and has the request's amounts left. */
 function fits(block: Block, items: MeteredItem[]): boolean {
-  return (
-    block.open &&
-    items.every((item) => {
-      const granted = block.items.get(item.resource)?.amount ?? 0;
-      return granted - (block.taken.get(item.resource) ?? 0) >= item.amount;
-    })
-  );
+  if (!block.open) return false;
+  for (const item of items) {
+    const granted = block.items.get(item.resource);
+    if (!granted || granted.cap !== item.cap) return false;
+    if (granted.amount - (block.taken.get(item.resource) ?? 0) < item.amount) return false;
+  }
+  return true;
 }
 
 /** How many more requests like `items` the counters take after `reserved` of each was reserved. */

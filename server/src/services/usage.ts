@@ -29,6 +29,7 @@ import {
 import {
   BlockMeter,
   type BlockMeteringOptions,
+  type MeteredItem,
   type UnsettledUsage,
   type UsageLedger,
 } from './usage-blocks.js';
@@ -59,13 +60,32 @@ function amountOf(amounts: UsageAmounts, resource: UsageResource): number {
   return Math.ceil(value);
 }
 
-/** Resources the request consumes, with positive whole amounts. */
-function requested(amounts: UsageAmounts): Array<{ resource: UsageResource; amount: number }> {
-  return USAGE_RESOURCES.map((resource) => ({
-    resource,
-    amount: amountOf(amounts, resource),
-  })).filter((entry) => entry.amount > 0);
+/**
+ * The reservation's items: each resource the request consumes (a positive whole amount), in the
+ * window and under the cap the plan puts it. A loop, not map and filter: this runs on every
+ * metered request.
+ */
+function meteredItems(amounts: UsageAmounts, plan: EffectivePlan): MeteredItem[] {
+  const items: MeteredItem[] = [];
+  for (const resource of USAGE_RESOURCES) {
+    const amount = amountOf(amounts, resource);
+    if (amount <= 0) continue;
+    const window = plan.windows[resource];
+    items.push({
+      resource,
+      windowKind: window.kind,
+      windowStart: window.start,
+      amount,
+      cap: plan.caps[resource],
+      resetsAt: window.resetsAt,
+    });
+  }
+  return items;
 }
+
+/** Whether the request consumes anything. */
+const consumesAny = (amounts: UsageAmounts) =>
+  USAGE_RESOURCES.some((resource) => amountOf(amounts, resource) > 0);
 
 /** Writes, extraction and storage change the workspace; reads and embeddings of queries do not. */
 const isMutation = (request: UsageAmounts) =>
@@ -133,12 +153,12 @@ export function createMeteredQuota({
   const meter = new BlockMeter(databaseLedger(db, { reservationTtlMs, now }), blocks, logger);
   return {
     async reserve(request: UsageRequest): Promise<UsageReservation> {
-      const wanted = requested(request);
-      if (wanted.length === 0) return nothingToSettle;
+      if (!consumesAny(request)) return nothingToSettle;
       const at = now();
       let plan: EffectivePlan;
       try {
-        plan = await plans.resolve(request.workspaceId, at);
+        plan =
+          plans.cached(request.workspaceId, at) ?? (await plans.resolve(request.workspaceId, at));
       } catch (error) {
         if (
           error instanceof ServiceError &&
@@ -156,17 +176,7 @@ export function createMeteredQuota({
       if (plan.state === 'lapsed') throw noPlanInForce(plan);
       const holding = await meter.reserve(
         request.workspaceId,
-        wanted.map(({ resource, amount }) => {
-          const window = plan.windows[resource];
-          return {
-            resource,
-            windowKind: window.kind,
-            windowStart: window.start,
-            amount,
-            cap: plan.caps[resource],
-            resetsAt: window.resetsAt,
-          };
-        }),
+        meteredItems(request, plan),
         plan.displayPlan,
       );
       return {
