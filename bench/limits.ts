@@ -238,7 +238,7 @@ async function interleave(
       s.serverCpuMs += cpu1 - cpu0;
       s.dbCpuMs += backendDelta(db0.own, db1.own);
       s.otherDbCpuMs += backendDelta(db0.others, db1.others);
-      s.statements += st1 - st0;
+      s.statements += st1.all - st0.all;
     }
   }
   return series;

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import postgres from 'postgres';
+import type { StatementCount } from './server.js';
 
 const CLK_TCK = (() => {
   try {
@@ -73,14 +74,22 @@ export interface Cost {
   dbCpuMs: number;
   /** Statements the server sent (NaN when they are not counted, e.g. on PGlite). */
   statements: number;
+  /** Of those, the ones that wrote deferred batches (audit rows, learning signals, saved searches). */
+  deferredStatements: number;
 }
 
-export const noCost = (): Cost => ({ serverCpuMs: 0, dbCpuMs: 0, statements: 0 });
+export const noCost = (): Cost => ({
+  serverCpuMs: 0,
+  dbCpuMs: 0,
+  statements: 0,
+  deferredStatements: 0,
+});
 
 export function addCost(into: Cost, more: Cost): void {
   into.serverCpuMs += more.serverCpuMs;
   into.dbCpuMs += more.dbCpuMs;
   into.statements += more.statements;
+  into.deferredStatements += more.deferredStatements;
 }
 
 /**
@@ -96,7 +105,7 @@ export function readingClient(databaseUrl: string): postgres.Sql {
 /** Reads a server's costs; `database` undefined: no PostgreSQL backends to read (PGlite). */
 export interface CostProbe {
   pid: number;
-  statements(): Promise<number>;
+  statements(): Promise<StatementCount>;
   /** `raw`: a {@link readingClient}. */
   database?: { raw: postgres.Sql; name: string };
 }
@@ -116,6 +125,11 @@ export async function measured<T>(probe: CostProbe, work: () => Promise<T>): Pro
   const [cpu1, db1, n1] = await read();
   return [
     result,
-    { serverCpuMs: cpu1 - cpu0, dbCpuMs: backendDelta(db0, db1), statements: n1 - n0 },
+    {
+      serverCpuMs: cpu1 - cpu0,
+      dbCpuMs: backendDelta(db0, db1),
+      statements: n1.all - n0.all,
+      deferredStatements: n1.deferred - n0.deferred,
+    },
   ];
 }

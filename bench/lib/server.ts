@@ -21,24 +21,40 @@ export interface ServerProcess {
   /** Resident set size now and at its peak (VmHWM), in MiB. */
   rss(): Promise<{ rssMiB: number; peakMiB: number }>;
   /**
-   * Statements the server has sent to PostgreSQL so far (see lib/count-statements.mjs); NaN when
-   * it does not count them (no DATABASE_URL: PGlite).
+   * Statements the server has sent to PostgreSQL so far (see lib/count-statements.mjs), and of
+   * them those that wrote its deferred batches (audit rows, learning signals, saved searches);
+   * NaN when it does not count them (no DATABASE_URL: PGlite).
    */
-  statements(): Promise<number>;
+  statements(): Promise<StatementCount>;
   stop(): Promise<void>;
+}
+
+/** Statements sent so far: all, and those that wrote deferred batches (off the response path). */
+export interface StatementCount {
+  all: number;
+  deferred: number;
 }
 
 const COUNTER = fileURLToPath(new URL('./count-statements.mjs', import.meta.url));
 
 /** Asks the server's counter (SIGUSR2) for its count and waits for the file to answer. */
-async function readCount(pid: number, file: string, last: { sequence: number }): Promise<number> {
+async function readCount(
+  pid: number,
+  file: string,
+  last: { sequence: number },
+): Promise<StatementCount> {
   process.kill(pid, 'SIGUSR2');
   for (let tries = 0; tries < 500; tries += 1) {
     const text = await readFile(file, 'utf8').catch(() => '');
-    const [sequence, count] = text.split(' ').map(Number);
-    if (sequence !== undefined && sequence > last.sequence && count !== undefined) {
+    const [sequence, all, deferred] = text.split(' ').map(Number);
+    if (
+      sequence !== undefined &&
+      sequence > last.sequence &&
+      all !== undefined &&
+      deferred !== undefined
+    ) {
       last.sequence = sequence;
-      return count;
+      return { all, deferred };
     }
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
@@ -151,7 +167,8 @@ export async function startServer(
     pid,
     coldStartMs,
     rss: () => readRss(pid),
-    statements: () => (counted ? readCount(pid, countFile, last) : Promise.resolve(NaN)),
+    statements: () =>
+      counted ? readCount(pid, countFile, last) : Promise.resolve({ all: NaN, deferred: NaN }),
     stop: async () => {
       await rm(countFile, { force: true });
       if (exited) return;
