@@ -172,47 +172,57 @@ function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: R
       logger,
     }),
   ];
-  const aiCost = [
-    aiCostLimits({
-      backend,
-      burstMicroInrPerMinute: rates.costBurstMicroInrPerMinute,
-      budget:
-        rates.aiBudgetMicroInrPerDay === undefined
-          ? undefined
-          : new GlobalAiBudget({
-              backend,
-              microInrPerDay: rates.aiBudgetMicroInrPerDay,
-              failClosed: rates.aiBudgetFailClosed,
-              logger,
-            }),
-      estimate: (req) => {
-        const body = (req.body ?? {}) as Record<string, unknown>;
-        const prices = {
-          embedMicroInrPerToken: rates.embedMicroInrPerToken,
-          genMicroInrPerToken: rates.genMicroInrPerToken,
-        };
-        const route = req.tsRestRoute;
-        const is = (other: { method: string; path: string }) =>
-          route?.method === other.method && route.path === other.path;
-        if (is(contract.memories.createMemory)) {
-          return estimateWriteCost(text(body.text), extractionOn && body.extract !== false, prices);
-        }
-        if (is(contract.search.searchMemories) || is(contract.search.getContext)) {
-          // Keyword search embeds nothing.
-          return body.search_mode === 'keyword' ? 0 : estimateQueryCost(text(body.query), prices);
-        }
-        if (is(contract.ingest.ingestConversation)) {
-          return estimateIngestCost(body, 'conversation', extractionOn, prices);
-        }
-        if (is(contract.ingest.ingest)) {
-          return estimateIngestCost(body, 'ingest', extractionOn, prices);
-        }
-        // A replay runs a saved search, read later by the handler.
-        if (is(contract.history.replaySearch)) return estimateReplayCost(prices);
-        return 0;
-      },
-      logger,
-    }),
-  ];
+  // With free (local) providers every estimate is 0: there is nothing for the cost limits to count.
+  const free = rates.embedMicroInrPerToken === 0 && rates.genMicroInrPerToken === 0;
+  const aiCost = free
+    ? []
+    : [
+        aiCostLimits({
+          backend,
+          burstMicroInrPerMinute: rates.costBurstMicroInrPerMinute,
+          budget:
+            rates.aiBudgetMicroInrPerDay === undefined
+              ? undefined
+              : new GlobalAiBudget({
+                  backend,
+                  microInrPerDay: rates.aiBudgetMicroInrPerDay,
+                  failClosed: rates.aiBudgetFailClosed,
+                  logger,
+                }),
+          estimate: (req) => {
+            const body = (req.body ?? {}) as Record<string, unknown>;
+            const prices = {
+              embedMicroInrPerToken: rates.embedMicroInrPerToken,
+              genMicroInrPerToken: rates.genMicroInrPerToken,
+            };
+            const route = req.tsRestRoute;
+            const is = (other: { method: string; path: string }) =>
+              route?.method === other.method && route.path === other.path;
+            if (is(contract.memories.createMemory)) {
+              return estimateWriteCost(
+                text(body.text),
+                extractionOn && body.extract !== false,
+                prices,
+              );
+            }
+            if (is(contract.search.searchMemories) || is(contract.search.getContext)) {
+              // Keyword search embeds nothing.
+              return body.search_mode === 'keyword'
+                ? 0
+                : estimateQueryCost(text(body.query), prices);
+            }
+            if (is(contract.ingest.ingestConversation)) {
+              return estimateIngestCost(body, 'conversation', extractionOn, prices);
+            }
+            if (is(contract.ingest.ingest)) {
+              return estimateIngestCost(body, 'ingest', extractionOn, prices);
+            }
+            // A replay runs a saved search, read later by the handler.
+            if (is(contract.history.replaySearch)) return estimateReplayCost(prices);
+            return 0;
+          },
+          logger,
+        }),
+      ];
   return { perRequest, aiCost };
 }
