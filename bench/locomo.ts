@@ -143,7 +143,10 @@ interface IngestReport {
   keptAsHistory: number;
   /** Memories by final state: active (and not expired), replaced, archived, expired. */
   states: Record<string, number>;
-  /** Turns whose own text is not an active, unexpired memory after the ingest. */
+  /**
+   * Turns whose own text no search can find after the ingest: not an active memory (expired
+   * ones are history, which every search recalls).
+   */
   lost: number;
 }
 
@@ -244,13 +247,7 @@ async function main(): Promise<void> {
       const live = await database.db
         .select({ id: memories.id })
         .from(memories)
-        .where(
-          and(
-            eq(memories.workspaceId, workspaceId),
-            eq(memories.lifecycleState, 'active'),
-            sql`(${memories.expiresAt} is null or ${memories.expiresAt} > now())`,
-          ),
-        );
+        .where(and(eq(memories.workspaceId, workspaceId), eq(memories.lifecycleState, 'active')));
       const liveDia = new Set(
         live.map((row) => memoryToDia.get(row.id)).filter((id): id is string => id !== undefined),
       );
@@ -423,7 +420,7 @@ async function main(): Promise<void> {
     say(
       'Ingest: lifecycle outcomes of the turn writes. `turn`: one namespace per turn (what the figures above searched); ' +
         '`owner`: every turn of a conversation in one space, as a naive import writes them. "Expired": time-bound wording ' +
-        '("today", "this weekend", "right now") dated by effective_at in the past expires on arrival.',
+        '("today", "this weekend", "right now") dated by effective_at in the past expires on arrival; it stays recallable as history.',
     );
     say();
     say(

@@ -136,7 +136,7 @@ describeDb('POST /v1/search, /v1/context and /v1/feedback', () => {
       expect((foreign.body.results as Result[]).map((r) => r.memory_id)).toEqual([ids.foreign]);
     });
 
-    it('leaves replaced and expired memories out', async () => {
+    it('leaves replaced memories out and ranks expired ones (history) below current truth', async () => {
       const old = await write('gym-old', {
         text: 'Kim goes to the gym on Mondays',
         user_id: 'kim',
@@ -151,10 +151,13 @@ describeDb('POST /v1/search, /v1/context and /v1/feedback', () => {
         .update(memories)
         .set({ expiresAt: new Date(Date.now() - 60_000) })
         .where(eq(memories.id, ids.expired!));
-      // A search for current truth (a question about a time also sees expired memories: see
+      // A search that is not about a time still finds history, after current truth (see
       // lifecycle/history.test.ts).
       const res = await search({ query: 'Kim goes to the gym', user_id: 'kim' });
-      expect((res.body.results as Result[]).map((r) => r.memory_id)).toEqual([current]);
+      expect((res.body.results as Result[]).map((r) => r.memory_id)).toEqual([
+        current,
+        ids.expired,
+      ]);
     });
   });
 

@@ -7,6 +7,8 @@ import {
   evidence,
   fuse,
   fusionWeights,
+  HISTORY_FACTOR,
+  historyFactor,
   memoryFactor,
   relevance,
   type Candidate,
@@ -25,6 +27,7 @@ const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): R
   sourceWeight: 1,
   createdAt: new Date(),
   effectiveAt: null,
+  expiresAt: null,
   score,
   ...extra,
 });
@@ -117,5 +120,20 @@ describe('fusion and scores', () => {
     const old = factor({ createdAt: new Date(now - 3 * 365 * 86_400_000) });
     expect(old).toBeLessThan(factor({}));
     expect(old).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('demotes history (expiry passed) unless the search is about a time', () => {
+    const now = Date.now();
+    const base = { ...chunk('x', 0), rrfScore: 0, wordCoverage: 0, relevance: 0, score: 0 };
+    const expired = { ...base, expiresAt: new Date(now - 1000) } as Candidate;
+    const later = { ...base, expiresAt: new Date(now + 1000) } as Candidate;
+    expect(HISTORY_FACTOR).toBeGreaterThan(0);
+    expect(HISTORY_FACTOR).toBeLessThan(1);
+    expect(historyFactor(expired, now, false)).toBe(HISTORY_FACTOR);
+    expect(historyFactor(expired, now, true)).toBe(1);
+    expect(historyFactor(later, now, false)).toBe(1);
+    expect(historyFactor(base as Candidate, now, false)).toBe(1);
+    // Equal relevance: the current memory ranks first.
+    expect(applyFactor(0.6, historyFactor(expired, now, false))).toBeLessThan(applyFactor(0.6, 1));
   });
 });

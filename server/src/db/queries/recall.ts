@@ -24,7 +24,8 @@ export interface RecallFilter {
   /**
    * Also memories that are history rather than current truth: those whose time-bound wording
    * has expired (`expires_at` passed, whether the hygiene job has archived them yet or not).
-   * Replaced memories and those archived by plan retention stay out.
+   * Replaced memories and those archived by plan retention stay out. Recalled chunks carry
+   * `expiresAt`, so ranking can tell history from current truth.
    */
   history?: boolean;
 }
@@ -43,6 +44,8 @@ export interface RecalledChunk {
   sourceWeight: number;
   createdAt: Date;
   effectiveAt: Date | null;
+  /** When its time-bound wording stops being current truth (null: never); see RecallFilter.history. */
+  expiresAt: Date | null;
   /** Vector recall: cosine similarity (-1..1). Keyword recall: BM25 relative to the best match (0..1]. */
   score: number;
   /** Keyword recall: the IDF-weighted share of the query's lexemes the chunk holds (0..1). */
@@ -114,6 +117,7 @@ const recalledColumns = {
   sourceWeight: memories.sourceWeight,
   createdAt: memories.createdAt,
   effectiveAt: memories.effectiveAt,
+  expiresAt: memories.expiresAt,
 };
 
 /** Nearest chunks by cosine, among chunks embedded with the query's dimension only. */
@@ -212,13 +216,13 @@ export function keywordRecallQuery(
   // sequential scan of every memory in the database (measured: 47 ms of a 69 ms recall).
   const live = sql`(select ${memories.memoryType}, ${memories.importance}, ${memories.confidence},
         ${memories.feedbackScore}, ${memories.pinned}, ${memories.sourceWeight}, ${memories.createdAt},
-        ${memories.effectiveAt}
+        ${memories.effectiveAt}, ${memories.expiresAt}
       from ${memories}
       where ${and(eq(memories.id, memoryChunks.memoryId), ...memoryFilterConditions(filter))}
       limit 1)`;
   const matched = sql`select ${memoryChunks.id}, ${memoryChunks.memoryId}, ${memoryChunks.chunkIndex},
         ${memoryChunks.text}, live.memory_type, live.importance, live.confidence, live.feedback_score,
-        live.pinned, live.source_weight, live.created_at, live.effective_at,
+        live.pinned, live.source_weight, live.created_at, live.effective_at, live.expires_at,
         length(${memoryChunks.tsv})::float8 as length, ${memoryChunks.tsv}
       from ${memoryChunks} cross join lateral ${live} as live
       where ${and(
@@ -260,7 +264,7 @@ export function keywordRecallQuery(
     )
     select matched.id as chunk_id, matched.memory_id, matched.chunk_index, matched.text, matched.memory_type,
       matched.importance, matched.confidence, matched.feedback_score, matched.pinned, matched.source_weight,
-      matched.created_at, matched.effective_at,
+      matched.created_at, matched.effective_at, matched.expires_at,
       coalesce(scored.idf_sum, 0) * (${BM25_K1} + 1)
         / (1 + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * matched.length / collection.average_length)) as rank,
       coalesce(scored.idf_sum, 0)
@@ -297,6 +301,7 @@ export interface MemoryColumns extends Record<string, unknown> {
   source_weight: number;
   created_at: string | Date;
   effective_at: string | Date | null;
+  expires_at: string | Date | null;
 }
 
 const sessionsPlanPerExecution = new WeakMap<Database, Promise<boolean>>();
@@ -379,6 +384,7 @@ export function recalled(chunkId: string, row: MemoryColumns): Omit<RecalledChun
     sourceWeight: Number(row.source_weight),
     createdAt: toDate(row.created_at),
     effectiveAt: row.effective_at === null ? null : toDate(row.effective_at),
+    expiresAt: row.expires_at === null ? null : toDate(row.expires_at),
   };
 }
 

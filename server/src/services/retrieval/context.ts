@@ -2,7 +2,7 @@ import type { ContextResponse } from '@mnemo/contract';
 import { pinnedFirstChunks } from '../../db/queries/pins.js';
 import { linkedFirstChunks } from '../../db/queries/signals.js';
 import { recallFilter, searchMemories, type SearchDeps, type SearchRequest } from './search.js';
-import { wordCoverage } from './ranking.js';
+import { wordCoverage, type Candidate } from './ranking.js';
 
 /** Longest text of one block; longer chunks end with an ellipsis. */
 export const MAX_BLOCK_CHARS = 1200;
@@ -27,6 +27,16 @@ function dot(a: number[], b: number[]): number {
 function clip(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= MAX_BLOCK_CHARS ? flat : `${flat.slice(0, MAX_BLOCK_CHARS - 1).trimEnd()}…`;
+}
+
+/**
+ * A hit that is history (its time-bound wording has expired: see historyFactor) says so, with the
+ * day it was said of, so that "I'm in Lisbon this week" is not read as today's truth.
+ */
+function historyNote(hit: Candidate, now: number): string {
+  if (hit.expiresAt === null || hit.expiresAt.getTime() > now) return '';
+  const day = (hit.effectiveAt ?? hit.createdAt).toISOString().slice(0, 10);
+  return ` (history, as of ${day})`;
 }
 
 interface Block {
@@ -54,11 +64,13 @@ const SECTION_HEADINGS: Record<Block['kind'], string> = {
  *
  *     Relevant memories (most relevant first; cite by number):
  *     [2] <memory text>
- *     [3] <memory text>
+ *     [3] <memory text> (history, as of 2026-05-14)
  *
  *     Linked memories:
  *     [4] <memory text> (linked to [2])
  *
+ * A hit whose time-bound wording has expired (history: see historyFactor) ends with
+ * `(history, as of <day of its effective_at, else created_at>)`.
  * Pinned memories (PATCH /v1/profile/pins) are the owner's live pinned memories, in pin order,
  * on the first page only; a pinned memory is never among the ranked or linked ones (on any page,
  * so that paging does not show it twice). Links
@@ -85,6 +97,7 @@ export async function buildContext(
     ),
   ]);
   const pinnedIds = new Set(pinned.map((chunk) => chunk.memoryId));
+  const now = Date.now();
   const blocks: Block[] = [
     ...(outcome.page === 1 ? pinned : []).map((chunk) => ({
       kind: 'pinned' as const,
@@ -100,7 +113,7 @@ export async function buildContext(
         chunkId: hit.chunkId,
         memoryId: hit.memoryId,
         chunkIndex: hit.chunkIndex,
-        text: clip(hit.text),
+        text: clip(hit.text) + historyNote(hit, now),
       })),
   ];
 

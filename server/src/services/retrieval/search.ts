@@ -27,6 +27,7 @@ import {
   evidence,
   fuse,
   fusionWeights,
+  historyFactor,
   memoryFactor,
   queryStems,
   relevance,
@@ -95,11 +96,17 @@ export function recallFilter(workspaceId: string, payload: SearchPayload): Recal
       : {}),
     ...(filters.start_time ? { createdFrom: new Date(filters.start_time) } : {}),
     ...(filters.end_time ? { createdTo: new Date(filters.end_time) } : {}),
-    // A question about a time, or a search within a time window, is about history too.
-    ...(asksAboutTime(payload.query) || filters.start_time || filters.end_time
-      ? { history: true }
-      : {}),
+    // Expired memories are history, not current truth, but still the answer to a question
+    // about their own time: every search recalls them, and ranking demotes them unless the
+    // search is about a time (see historyFactor).
+    history: true,
   };
+}
+
+/** A question about a time, or a search within a time window: history ranks as current truth. */
+function searchIsAboutTime(payload: SearchPayload): boolean {
+  const filters = payload.filters ?? {};
+  return asksAboutTime(payload.query) || !!filters.start_time || !!filters.end_time;
 }
 
 async function embedQuery(
@@ -338,8 +345,12 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     : candidates;
 
   const now = Date.now();
+  const aboutTime = searchIsAboutTime(payload);
   for (const candidate of withContext) {
-    candidate.score = applyFactor(candidate.relevance, memoryFactor(candidate, now));
+    candidate.score = applyFactor(
+      candidate.relevance,
+      memoryFactor(candidate, now) * historyFactor(candidate, now, aboutTime),
+    );
   }
   const minScore = payload.min_score ?? profile.defaultMinScore;
   const ranked = bestChunkPerMemory(withContext.sort(byScore)).filter(
