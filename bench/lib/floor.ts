@@ -16,23 +16,27 @@ export interface FloorOwner {
   ownerId: string;
 }
 
-const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text", "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at", "memories"."effective_at"`;
+const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text", "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at", "memories"."effective_at", "memories"."expires_at"`;
 
-/** The owner's live memories; `$n` is the first of its four parameters. */
+/**
+ * Live memories and history (expired ones, unless plan retention archived them): every search
+ * recalls both (`RecallFilter.history` in recall.ts).
+ */
+const LIVE_OR_HISTORY = `("memories"."lifecycle_state" = 'active'
+  or ("memories"."lifecycle_state" = 'archived' and "memories"."expires_at" <= now()
+    and not exists (select 1 from "memory_lifecycle_events"
+      where "memory_lifecycle_events"."memory_id" = "memories"."id" and "memory_lifecycle_events"."rule" = 'retention')))`;
+
+/** The owner's live memories and history; `$n` is the first of its three parameters. */
 const ownerWhere = (n: number) =>
-  `"memory_chunks"."workspace_id" = $${n} and "memory_chunks"."owner_type" = $${n + 1} and "memory_chunks"."owner_id" = $${n + 2} and "memories"."lifecycle_state" = $${n + 3} and ("memories"."expires_at" is null or "memories"."expires_at" > now())`;
+  `"memory_chunks"."workspace_id" = $${n} and "memory_chunks"."owner_type" = $${n + 1} and "memory_chunks"."owner_id" = $${n + 2} and ${LIVE_OR_HISTORY}`;
 
-const ownerParams = (owner: FloorOwner) => [
-  owner.workspaceId,
-  owner.ownerType,
-  owner.ownerId,
-  'active',
-];
+const ownerParams = (owner: FloorOwner) => [owner.workspaceId, owner.ownerType, owner.ownerId];
 
-/** Nearest chunks by cosine. Parameters: the vector literal, the owner (4), the limit. */
+/** Nearest chunks by cosine. Parameters: the vector literal, the owner (3), the limit. */
 export function vectorSql(dimension: number): string {
   const t = `vector(${dimension})`;
-  return `select ${COLUMNS}, ("memory_chunks"."embedding"::${t} <=> $1::${t}) as "distance" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."embedding_dimension" = ${dimension}) order by distance limit $6`;
+  return `select ${COLUMNS}, ("memory_chunks"."embedding"::${t} <=> $1::${t}) as "distance" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."embedding_dimension" = ${dimension}) order by distance limit $5`;
 }
 
 export function vectorParams(owner: FloorOwner, literal: string, limit: number): unknown[] {
@@ -53,21 +57,21 @@ export const KEYWORD_SQL = `with lexemes as (
     matched as materialized (
       select "memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index",
         "memory_chunks"."text", live.memory_type, live.importance, live.confidence, live.feedback_score,
-        live.pinned, live.source_weight, live.created_at, live.effective_at,
+        live.pinned, live.source_weight, live.created_at, live.effective_at, live.expires_at,
         length("memory_chunks"."tsv")::float8 as length, "memory_chunks"."tsv"
       from "memory_chunks" cross join lateral (select "memories"."memory_type", "memories"."importance", "memories"."confidence",
         "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at",
-        "memories"."effective_at"
+        "memories"."effective_at", "memories"."expires_at"
       from "memories"
-      where ("memories"."id" = "memory_chunks"."memory_id" and "memories"."lifecycle_state" = $2 and ("memories"."expires_at" is null or "memories"."expires_at" > now()))
+      where ("memories"."id" = "memory_chunks"."memory_id" and ${LIVE_OR_HISTORY})
       limit 1) as live
-      where ("memory_chunks"."workspace_id" = $3 and "memory_chunks"."owner_type" = $4 and "memory_chunks"."owner_id" = $5 and "memory_chunks"."tsv" @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery)
+      where ("memory_chunks"."workspace_id" = $2 and "memory_chunks"."owner_type" = $3 and "memory_chunks"."owner_id" = $4 and "memory_chunks"."tsv" @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery)
     ),
     hits as materialized (
       select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
     ),
     collection as (
-      select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $6 and "memory_chunks"."owner_type" = $7 and "memory_chunks"."owner_id" = $8)))::float8) as total,
+      select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $5 and "memory_chunks"."owner_type" = $6 and "memory_chunks"."owner_id" = $7)))::float8) as total,
         greatest(1, avg(matched.length)) as average_length
       from matched
     ),
@@ -83,19 +87,18 @@ export const KEYWORD_SQL = `with lexemes as (
     )
     select matched.id as chunk_id, matched.memory_id, matched.chunk_index, matched.text, matched.memory_type,
       matched.importance, matched.confidence, matched.feedback_score, matched.pinned, matched.source_weight,
-      matched.created_at, matched.effective_at,
+      matched.created_at, matched.effective_at, matched.expires_at,
       coalesce(scored.idf_sum, 0) * (1.2 + 1)
         / (1 + 1.2 * (1 - 0.75 + 0.75 * matched.length / collection.average_length)) as rank,
       coalesce(scored.idf_sum, 0)
         / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
     from matched cross join collection left join scored using (id)
     order by rank desc, matched.id
-    limit $9`;
+    limit $8`;
 
 export function keywordParams(owner: FloorOwner, query: string, limit: number): unknown[] {
   return [
     query,
-    'active',
     owner.workspaceId,
     owner.ownerType,
     owner.ownerId,

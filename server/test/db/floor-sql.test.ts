@@ -24,19 +24,21 @@ const owner = {
   ownerType: 'user',
   ownerId: 'owner-1',
 };
+// Every search recalls history too (search.ts recallFilter), so the floor runs that statement.
+const filter = { ...owner, history: true };
 const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 describe("the speed bench's floor", () => {
   it('runs the vector recall statement of the server, with the same parameters', () => {
     const embedding = [0.25, -0.5, 0.75];
-    const built = vectorRecallQuery(db, owner, embedding, 50).toSQL();
+    const built = vectorRecallQuery(db, filter, embedding, 50).toSQL();
     expect(flat(floor.vectorSql(3))).toBe(flat(built.sql));
     expect(floor.vectorParams(owner, '[0.25,-0.5,0.75]', 50)).toEqual(built.params);
   });
 
   it('runs the keyword recall statement of the server, with the same parameters', () => {
     const built = dialect.sqlToQuery(
-      keywordRecallQuery(db, owner, 'where does Ana like to hike', 50),
+      keywordRecallQuery(db, filter, 'where does Ana like to hike', 50),
     );
     expect(flat(floor.KEYWORD_SQL)).toBe(flat(built.sql));
     expect(floor.keywordParams(owner, 'where does Ana like to hike', 50)).toEqual(built.params);
