@@ -23,9 +23,7 @@ const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chun
  * recalls both (`RecallFilter.history` in recall.ts).
  */
 const LIVE_OR_HISTORY = `("memories"."lifecycle_state" = 'active'
-  or ("memories"."lifecycle_state" = 'archived' and "memories"."expires_at" <= now()
-    and not exists (select 1 from "memory_lifecycle_events"
-      where "memory_lifecycle_events"."memory_id" = "memories"."id" and "memory_lifecycle_events"."rule" = 'retention')))`;
+  or ("memories"."lifecycle_state" = 'archived' and "memories"."archive_rule" = 'expiry'))`;
 
 /** The owner's live memories and history; `$n` is the first of its three parameters. */
 const ownerWhere = (n: number) =>

@@ -77,9 +77,13 @@ export async function runHygiene(db: Database, options: HygieneOptions): Promise
 
   if (!options.dryRun && (expired.length > 0 || superseded.length > 0)) {
     await db.transaction(async (tx) => {
-      for (const memory of expired) await markMemoryState(tx, memory.id, 'archived');
+      for (const memory of expired)
+        await markMemoryState(tx, memory.id, { state: 'archived', rule: 'expiry' });
       for (const duplicate of superseded)
-        await markMemoryState(tx, duplicate.memory_id, 'replaced', duplicate.kept_memory_id);
+        await markMemoryState(tx, duplicate.memory_id, {
+          state: 'replaced',
+          replacedBy: duplicate.kept_memory_id,
+        });
       const workspaceOf = new Map(live.map((m) => [m.id, m.workspaceId]));
       await insertLifecycleEvents(tx, [
         ...expired.map((memory) => ({

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { expect, it } from 'vitest';
 import { type DatabaseHandle, executeRows, openDatabase } from '../../src/db/client.js';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
@@ -54,6 +55,49 @@ describeDb('migrations', () => {
         await again.ping();
         await again.close();
       } finally {
+        await empty.drop();
+      }
+    },
+  );
+
+  it.runIf(testBackend() === 'postgres')(
+    'the archive-rule migration names the rule of archives made before it',
+    async () => {
+      const empty = await createEmptyPostgresDatabase();
+      const client = postgres(empty.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+        const at = migrations.findIndex((m) => m.sql.join('\n').includes('"archive_rule" text'));
+        expect(at).toBeGreaterThan(0);
+        const apply = async (migration: (typeof migrations)[number]) => {
+          for (const statement of migration.sql) await client.unsafe(statement);
+        };
+        for (const migration of migrations.slice(0, at)) await apply(migration);
+        const [ws] = await client`insert into workspaces (name) values ('w') returning id`;
+        const insert = (text: string, state: string) =>
+          client`insert into memories (workspace_id, owner_id, text, content_hash, lifecycle_state)
+            values (${ws!.id}, 'u', ${text}, ${text}, ${state}) returning id`;
+        const [expired] = await insert('expired', 'archived');
+        const [retained] = await insert('retained', 'archived');
+        const [live] = await insert('live', 'active');
+        const event = (memoryId: string, event: string, rule: string, at: string) =>
+          client`insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, created_at)
+            values (${ws!.id}, ${memoryId}, ${event}, ${rule}, ${at})`;
+        await event(expired!.id, 'archived', 'expiry', '2026-01-01T00:00:00Z');
+        await event(retained!.id, 'merged', 'evolution', '2026-01-01T00:00:00Z');
+        await event(retained!.id, 'archived', 'retention', '2026-02-01T00:00:00Z');
+        await event(live!.id, 'merged', 'evolution', '2026-01-01T00:00:00Z');
+
+        await apply(migrations[at]!);
+        const rows = await client<{ text: string; archive_rule: string | null }[]>`
+          select text, archive_rule from memories order by text`;
+        expect(rows).toEqual([
+          { text: 'expired', archive_rule: 'expiry' },
+          { text: 'live', archive_rule: null },
+          { text: 'retained', archive_rule: 'retention' },
+        ]);
+      } finally {
+        await client.end();
         await empty.drop();
       }
     },

@@ -33,17 +33,19 @@ export async function lifecycleEventsFor(
     .orderBy(asc(memoryLifecycleEvents.createdAt));
 }
 
+/** `change`: replaced by a memory, or archived by a lifecycle rule. */
 export async function markMemoryState(
   db: Queryable,
   id: string,
-  state: 'replaced' | 'archived',
-  replacedBy: string | null = null,
+  change: { state: 'replaced'; replacedBy: string } | { state: 'archived'; rule: 'expiry' },
 ): Promise<void> {
   await db
     .update(memories)
     .set({
-      lifecycleState: state,
-      ...(replacedBy ? { replacedByMemoryId: replacedBy } : {}),
+      lifecycleState: change.state,
+      ...(change.state === 'replaced'
+        ? { replacedByMemoryId: change.replacedBy }
+        : { archiveRule: change.rule }),
       updatedAt: new Date(),
     })
     .where(eq(memories.id, id));

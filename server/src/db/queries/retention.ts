@@ -92,7 +92,7 @@ from due group by workspace_id`,
         sql`${due},
 archived as (
   update memories m
-  set lifecycle_state = 'archived', updated_at = ${at}::timestamptz
+  set lifecycle_state = 'archived', archive_rule = 'retention', updated_at = ${at}::timestamptz
   from due
   where m.id = due.id and m.lifecycle_state = 'active'
   returning m.id, m.workspace_id

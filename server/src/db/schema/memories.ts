@@ -40,6 +40,12 @@ export const memories = pgTable(
     importance: real('importance').notNull().default(1),
     chunkProfile: text('chunk_profile').notNull().default('balanced'),
     lifecycleState: text('lifecycle_state').notNull().default('active'),
+    /**
+     * The lifecycle rule that archived the memory (`expiry`: hygiene, `retention`: the plan's
+     * retention); null while it is not archived. Searches recall `expiry` archives as history,
+     * and tell them apart by this column rather than by the lifecycle events (recall.ts).
+     */
+    archiveRule: text('archive_rule'),
     confidence: real('confidence'),
     volatility: real('volatility'),
     expiresAt: timestamp('expires_at', { withTimezone: true }),
