@@ -351,12 +351,45 @@ export const SERVER_VERSION = '0.1.0';
 /** The spec's default query/chunk embedding dimension for the HTTP provider. */
 export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
 
+/** The local embedder's models: with its word-vector table (the default) and without. */
+const LOCAL_MODELS = { withWordVectors: 'mnemo-local-v3', lexical: 'mnemo-local-v2' } as const;
+
 const DEFAULT_EMBEDDING_MODEL = {
-  local: 'mnemo-local-v3',
+  local: LOCAL_MODELS.withWordVectors,
   openai: 'text-embedding-3-small',
 } as const;
 
 export class ConfigError extends Error {}
+
+/**
+ * The local provider's word-vector setting, with MNEMO_EMBEDDINGS_MODEL taken into account: the
+ * model names which of its two embedders to run (`mnemo-local-v2` is the embedder without word
+ * vectors), so a model it does not have, or one the word-vector setting contradicts, is a
+ * configuration error rather than a name silently ignored.
+ */
+function localWordVectorSetting(
+  provider: string,
+  model: string | undefined,
+  wordVectors: string | undefined,
+): string | undefined {
+  if (provider !== 'local' || model === undefined || model === LOCAL_MODELS.withWordVectors) {
+    if (provider === 'local' && model !== undefined && wordVectors === 'off')
+      throw new ConfigError(
+        `Invalid configuration:\n  MNEMO_EMBEDDINGS_MODEL=${model} needs word vectors, but MNEMO_EMBEDDINGS_WORD_VECTORS=off (that is ${LOCAL_MODELS.lexical})`,
+      );
+    return wordVectors;
+  }
+  if (model === LOCAL_MODELS.lexical) {
+    if (wordVectors !== undefined && wordVectors !== 'off')
+      throw new ConfigError(
+        `Invalid configuration:\n  MNEMO_EMBEDDINGS_MODEL=${model} runs without word vectors, but MNEMO_EMBEDDINGS_WORD_VECTORS=${wordVectors}`,
+      );
+    return 'off';
+  }
+  throw new ConfigError(
+    `Invalid configuration:\n  MNEMO_EMBEDDINGS_MODEL: the local provider has ${LOCAL_MODELS.withWordVectors} (default) and ${LOCAL_MODELS.lexical}, not ${model}; an OpenAI-compatible model needs MNEMO_EMBEDDINGS_PROVIDER=openai`,
+  );
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = EnvSchema.safeParse(env);
@@ -386,6 +419,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'Invalid configuration:\n  MNEMO_BILLING_KEY, MNEMO_BILLING_SALT, MNEMO_BILLING_SUCCESS_URL and MNEMO_BILLING_FAILURE_URL: required when MNEMO_BILLING_PROVIDER is not none',
     );
   }
+  const wordVectors = localWordVectorSetting(
+    e.MNEMO_EMBEDDINGS_PROVIDER,
+    e.MNEMO_EMBEDDINGS_MODEL,
+    e.MNEMO_EMBEDDINGS_WORD_VECTORS,
+  );
   if (e.MNEMO_RERANK_PROVIDER === 'http' && !e.MNEMO_RERANK_BASE_URL) {
     throw new ConfigError(
       'Invalid configuration:\n  MNEMO_RERANK_BASE_URL: required when MNEMO_RERANK_PROVIDER=http',
@@ -415,7 +453,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sendDimensions: e.MNEMO_EMBEDDINGS_DIMENSIONS !== undefined,
       batchSize: e.MNEMO_EMBEDDINGS_BATCH_SIZE,
       timeoutMs: e.MNEMO_EMBEDDINGS_TIMEOUT_MS,
-      wordVectors: e.MNEMO_EMBEDDINGS_WORD_VECTORS,
+      wordVectors,
     },
     rerank: {
       provider: e.MNEMO_RERANK_PROVIDER,

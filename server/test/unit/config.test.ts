@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { createEmbeddingProvider } from '../../src/providers/embeddings/index.js';
 
 describe('loadConfig', () => {
   it('defaults to embedded PGlite on port 8787 with a 1 MB body limit', () => {
@@ -38,6 +39,44 @@ describe('loadConfig', () => {
       dimensions: 1536,
       sendDimensions: false,
     });
+  });
+
+  it('runs the local embedder MNEMO_EMBEDDINGS_MODEL names, and refuses one it does not have', () => {
+    const lexical = loadConfig({ MNEMO_EMBEDDINGS_MODEL: 'mnemo-local-v2' });
+    expect(lexical.embeddings.wordVectors).toBe('off');
+    const provider = createEmbeddingProvider(lexical.embeddings);
+    expect([provider.model, provider.dimension]).toEqual(['mnemo-local-v2', 256]);
+    expect(loadConfig({ MNEMO_EMBEDDINGS_MODEL: 'mnemo-local-v3' }).embeddings.wordVectors).toBe(
+      undefined,
+    );
+
+    const refused = (env: Record<string, string>, ...parts: string[]) => {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      try {
+        loadConfig(env);
+      } catch (error) {
+        for (const part of parts) expect((error as Error).message).toContain(part);
+      }
+    };
+    refused(
+      { MNEMO_EMBEDDINGS_MODEL: 'text-embedding-3-small' },
+      'MNEMO_EMBEDDINGS_MODEL',
+      'not text-embedding-3-small',
+      'MNEMO_EMBEDDINGS_PROVIDER=openai',
+    );
+    refused(
+      { MNEMO_EMBEDDINGS_MODEL: 'mnemo-local-v3', MNEMO_EMBEDDINGS_WORD_VECTORS: 'off' },
+      'MNEMO_EMBEDDINGS_WORD_VECTORS=off',
+    );
+    refused(
+      { MNEMO_EMBEDDINGS_MODEL: 'mnemo-local-v2', MNEMO_EMBEDDINGS_WORD_VECTORS: 'on' },
+      'MNEMO_EMBEDDINGS_WORD_VECTORS=on',
+    );
+    // Another provider's models are its own business.
+    expect(
+      loadConfig({ MNEMO_EMBEDDINGS_PROVIDER: 'openai', MNEMO_EMBEDDINGS_MODEL: 'bge-m3' })
+        .embeddings.model,
+    ).toBe('bge-m3');
   });
 
   it('treats empty strings as unset', () => {
