@@ -126,7 +126,7 @@ const SEARCH = {
   page: 'Page of results, from 1 (default 1).',
   page_size: `Results per page, ${between(LIMITS.searchPageSize)}; overrides top_k.`,
   filters:
-    'Optional filters: memory_type (one type or a list of types), metadata (key/value pairs that must all match; filter_mode "or" matches any), start_time and end_time (ISO 8601, on creation time). Unknown keys are refused.',
+    'Optional filters: memory_type (one type or a list of types), metadata (key/value pairs that must all match; filter_mode "or" matches any), start_time and end_time (ISO 8601, on the time the memory is about: effective_at, else creation time). Unknown keys are refused.',
   explain: 'Accepted for compatibility; has no effect.',
   search_mode: `${listOf(SEARCH_MODES, 'or', {
     hybrid: 'default: meaning and keywords',
@@ -364,7 +364,7 @@ export const TOOLS: McpTool[] = [
     title: 'List memories',
     description: [
       `List an owner's stored memories, newest first, a page at a time (page, page_size up to ${LIMITS.listPageSize.max}), optionally`,
-      'filtered by namespace, memory_type, metadata and creation time. Includes replaced and archived memories',
+      'filtered by namespace, memory_type, metadata and time (effective_at, else creation). Includes replaced and archived memories',
       '(see lifecycle_state). Use it to browse or review what is stored; use search_memories to find memories',
       'about something.',
     ].join(' '),
@@ -380,8 +380,10 @@ export const TOOLS: McpTool[] = [
         page_size: `Memories per page, ${between(LIMITS.listPageSize)} (default 20).`,
         memory_type: `Only memories of this type: ${listOf(MEMORY_TYPES, 'or')}.`,
         metadata: 'Only memories whose metadata holds all of these key/value pairs.',
-        start_time: 'Only memories created at or after this time (ISO 8601).',
-        end_time: 'Only memories created at or before this time (ISO 8601).',
+        start_time:
+          'Only memories about this time or later (effective_at, else creation; ISO 8601).',
+        end_time:
+          'Only memories about this time or earlier (effective_at, else creation; ISO 8601).',
       },
     ),
     output: ListMemoriesResponse,

@@ -121,8 +121,8 @@ export async function listMemories(
       ...(query.namespace !== undefined ? { namespace: query.namespace } : {}),
       ...(query.memory_type !== undefined ? { memoryType: query.memory_type } : {}),
       ...(query.metadata !== undefined ? { metadata: query.metadata } : {}),
-      ...(query.start_time ? { createdFrom: new Date(query.start_time) } : {}),
-      ...(query.end_time ? { createdTo: new Date(query.end_time) } : {}),
+      ...(query.start_time ? { effectiveFrom: new Date(query.start_time) } : {}),
+      ...(query.end_time ? { effectiveTo: new Date(query.end_time) } : {}),
     },
     { limit: pageSize, offset: (page - 1) * pageSize },
   );

@@ -193,7 +193,7 @@ describeDb('per-owner recall query plans', () => {
       { ...filter, memoryTypes: ['fact', 'event'] },
       { ...filter, memoryTypes: ['event', 'task'], scope: '' },
       { ...filter, metadata: { speaker: 'Ana' }, metadataMode: 'or' },
-      { ...filter, createdFrom: new Date('2024-01-01'), createdTo: new Date('2025-01-01') },
+      { ...filter, effectiveFrom: new Date('2024-01-01'), effectiveTo: new Date('2025-01-01') },
       // History (every search's default) reads archived memories too: a shape of its own.
       { ...filter, history: true },
       { ...filter, history: true, scope: 'work', memoryTypes: ['fact'] },

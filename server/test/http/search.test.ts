@@ -203,7 +203,7 @@ describeDb('POST /v1/search, /v1/context and /v1/feedback', () => {
       );
     });
 
-    it('filters by creation time', async () => {
+    it('filters by the time a memory is about: effective_at, else created_at', async () => {
       await t.database.db
         .update(memories)
         .set({ createdAt: new Date('2025-01-15T00:00:00Z') })
@@ -221,6 +221,35 @@ describeDb('POST /v1/search, /v1/context and /v1/feedback', () => {
       });
       expect((after.body.results as Result[]).map((r) => r.memory_id)).not.toContain(ids.trip);
       expect(after.body.total).toBe(3);
+
+      // Written now about 2024 (an imported conversation, say): its effective_at decides.
+      const about2024 = { effectiveAt: new Date('2024-06-01T00:00:00Z') };
+      await t.database.db.update(memories).set(about2024).where(eq(memories.id, ids.tea!));
+      try {
+        const in2024 = await search({
+          query: 'Jane',
+          user_id: 'jane',
+          filters: { start_time: '2024-01-01', end_time: '2024-12-31T23:59:59Z' },
+        });
+        expect((in2024.body.results as Result[]).map((r) => r.memory_id)).toEqual([ids.tea]);
+        const listed = await request(t.app)
+          .get('/v1/memories')
+          .set('x-api-key', t.tenant.apiKey)
+          .query({ user_id: 'jane', start_time: '2024-01-01', end_time: '2024-12-31T23:59:59Z' });
+        expect(listed.status).toBe(200);
+        expect(listed.body.results.map((m: { id: string }) => m.id)).toEqual([ids.tea]);
+        const recent = await search({
+          query: 'Jane',
+          user_id: 'jane',
+          filters: { start_time: '2026-01-01' },
+        });
+        expect((recent.body.results as Result[]).map((r) => r.memory_id)).not.toContain(ids.tea);
+      } finally {
+        await t.database.db
+          .update(memories)
+          .set({ effectiveAt: null })
+          .where(eq(memories.id, ids.tea!));
+      }
     });
 
     it('refuses invalid filters with 400 and details', async () => {

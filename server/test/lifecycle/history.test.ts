@@ -136,12 +136,15 @@ describeDb('history: expired memories answer questions about their time', () => 
     }
   });
 
-  it('finds it within a time window', async () => {
-    const ids = await found({
-      query: 'Lisbon design conference',
-      filters: { start_time: new Date(Date.now() - DAY).toISOString() },
-    });
-    expect(ids).toContain(trip);
+  it('finds it within a time window around the time it was said of, not the time it was written', async () => {
+    const around = {
+      start_time: daysAgo(61).toISOString(),
+      end_time: daysAgo(59).toISOString(),
+    };
+    expect(await found({ query: 'Lisbon design conference', filters: around })).toEqual([trip]);
+    const sinceYesterday = { start_time: daysAgo(1).toISOString() };
+    const recent = await found({ query: 'Lisbon design conference', filters: sinceYesterday });
+    expect(recent).not.toContain(trip);
   });
 
   it('still finds it once the hygiene job has archived it', async () => {

@@ -1,6 +1,6 @@
-import { and, count, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
+import { memories, memoryChunks, memoryTime, type Memory as MemoryRow } from '../schema/index.js';
 
 export type MemoryWithChunkCount = MemoryRow & { chunkCount: number };
 
@@ -12,8 +12,8 @@ export interface MemoryListFilter {
   memoryType?: string;
   /** Every entry must match (jsonb containment). */
   metadata?: Record<string, string | number | boolean | null>;
-  createdFrom?: Date;
-  createdTo?: Date;
+  effectiveFrom?: Date;
+  effectiveTo?: Date;
 }
 
 // Qualified by hand: inside a select list drizzle renders columns unqualified, and a bare "id"
@@ -43,8 +43,10 @@ function listConditions(filter: MemoryListFilter): SQL | undefined {
   if (filter.metadata !== undefined) {
     conditions.push(sql`${memories.metadata} @> ${JSON.stringify(filter.metadata)}::jsonb`);
   }
-  if (filter.createdFrom) conditions.push(gte(memories.createdAt, filter.createdFrom));
-  if (filter.createdTo) conditions.push(lte(memories.createdAt, filter.createdTo));
+  if (filter.effectiveFrom)
+    conditions.push(sql`${memoryTime} >= ${filter.effectiveFrom.toISOString()}::timestamptz`);
+  if (filter.effectiveTo)
+    conditions.push(sql`${memoryTime} <= ${filter.effectiveTo.toISOString()}::timestamptz`);
   return and(...conditions);
 }
 

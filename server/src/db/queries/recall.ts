@@ -1,7 +1,7 @@
-import { and, eq, gte, inArray, isNull, lte, or, SQL, sql, type Query } from 'drizzle-orm';
+import { and, eq, inArray, isNull, or, SQL, sql, type Query } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { executeRows, type Database } from '../client.js';
-import { memories, memoryChunks } from '../schema/index.js';
+import { memories, memoryChunks, memoryTime } from '../schema/index.js';
 import { PREFIX_MIN } from '../../text/tokens.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
 
@@ -19,8 +19,9 @@ export interface RecallFilter {
   memoryTypes?: string[];
   metadata?: Record<string, Scalar>;
   metadataMode?: 'and' | 'or';
-  createdFrom?: Date;
-  createdTo?: Date;
+  /** Inclusive bounds on the time a memory is about (`memoryTime`: effective_at, else created_at). */
+  effectiveFrom?: Date;
+  effectiveTo?: Date;
   /**
    * Also memories that are history rather than current truth: those whose time-bound wording
    * has expired (`expires_at` passed, whether the hygiene job has archived them yet or not).
@@ -90,8 +91,10 @@ export function memoryFilterConditions(filter: RecallFilter): SQL[] {
     );
     conditions.push(filter.metadataMode === 'or' ? or(...matches) : and(...matches));
   }
-  if (filter.createdFrom) conditions.push(gte(memories.createdAt, filter.createdFrom));
-  if (filter.createdTo) conditions.push(lte(memories.createdAt, filter.createdTo));
+  if (filter.effectiveFrom)
+    conditions.push(sql`${memoryTime} >= ${filter.effectiveFrom.toISOString()}::timestamptz`);
+  if (filter.effectiveTo)
+    conditions.push(sql`${memoryTime} <= ${filter.effectiveTo.toISOString()}::timestamptz`);
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }
 

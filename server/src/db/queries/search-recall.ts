@@ -176,7 +176,7 @@ function shapeOf(
   request: SearchRecallRequest,
   plan: SearchPlan,
 ): string | undefined {
-  if (filter.metadata !== undefined || filter.createdFrom || filter.createdTo) return undefined;
+  if (filter.metadata !== undefined || filter.effectiveFrom || filter.effectiveTo) return undefined;
   const e = request.episodes;
   return [
     plan,

@@ -102,5 +102,12 @@ export const memories = pgTable(
   ],
 );
 
+/**
+ * The time a memory is about: when what it says held (`effective_at`, e.g. the date of an
+ * imported conversation), else when it was written. Time filters (`start_time` / `end_time`) and
+ * episodes read it.
+ */
+export const memoryTime = sql`coalesce(${memories.effectiveAt}, ${memories.createdAt})`;
+
 export type Memory = typeof memories.$inferSelect;
 export type NewMemory = typeof memories.$inferInsert;

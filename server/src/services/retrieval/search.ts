@@ -94,8 +94,8 @@ export function recallFilter(workspaceId: string, payload: SearchPayload): Recal
     ...(filters.metadata
       ? { metadata: filters.metadata, metadataMode: filters.filter_mode ?? 'and' }
       : {}),
-    ...(filters.start_time ? { createdFrom: new Date(filters.start_time) } : {}),
-    ...(filters.end_time ? { createdTo: new Date(filters.end_time) } : {}),
+    ...(filters.start_time ? { effectiveFrom: new Date(filters.start_time) } : {}),
+    ...(filters.end_time ? { effectiveTo: new Date(filters.end_time) } : {}),
     // Expired memories are history, not current truth, but still the answer to a question
     // about their own time: every search recalls them, and ranking demotes them unless the
     // search is about a time (see historyFactor).
