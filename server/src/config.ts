@@ -372,8 +372,9 @@ function localWordVectorSetting(
   model: string | undefined,
   wordVectors: string | undefined,
 ): string | undefined {
-  if (provider !== 'local' || model === undefined || model === LOCAL_MODELS.withWordVectors) {
-    if (provider === 'local' && model !== undefined && wordVectors === 'off')
+  if (provider !== 'local' || model === undefined) return wordVectors;
+  if (model === LOCAL_MODELS.withWordVectors) {
+    if (wordVectors === 'off')
       throw new ConfigError(
         `Invalid configuration:\n  MNEMO_EMBEDDINGS_MODEL=${model} needs word vectors, but MNEMO_EMBEDDINGS_WORD_VECTORS=off (that is ${LOCAL_MODELS.lexical})`,
       );

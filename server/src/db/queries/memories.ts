@@ -1,6 +1,7 @@
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { memories, memoryChunks, memoryTime, type Memory as MemoryRow } from '../schema/index.js';
+import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
+import { memoryTimeWithin } from './recall.js';
 
 export type MemoryWithChunkCount = MemoryRow & { chunkCount: number };
 
@@ -43,10 +44,7 @@ function listConditions(filter: MemoryListFilter): SQL | undefined {
   if (filter.metadata !== undefined) {
     conditions.push(sql`${memories.metadata} @> ${JSON.stringify(filter.metadata)}::jsonb`);
   }
-  if (filter.effectiveFrom)
-    conditions.push(sql`${memoryTime} >= ${filter.effectiveFrom.toISOString()}::timestamptz`);
-  if (filter.effectiveTo)
-    conditions.push(sql`${memoryTime} <= ${filter.effectiveTo.toISOString()}::timestamptz`);
+  conditions.push(...memoryTimeWithin(filter.effectiveFrom, filter.effectiveTo));
   return and(...conditions);
 }
 

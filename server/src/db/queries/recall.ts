@@ -91,11 +91,20 @@ export function memoryFilterConditions(filter: RecallFilter): SQL[] {
     );
     conditions.push(filter.metadataMode === 'or' ? or(...matches) : and(...matches));
   }
-  if (filter.effectiveFrom)
-    conditions.push(sql`${memoryTime} >= ${filter.effectiveFrom.toISOString()}::timestamptz`);
-  if (filter.effectiveTo)
-    conditions.push(sql`${memoryTime} <= ${filter.effectiveTo.toISOString()}::timestamptz`);
+  conditions.push(...memoryTimeWithin(filter.effectiveFrom, filter.effectiveTo));
   return conditions.filter((condition): condition is SQL => condition !== undefined);
+}
+
+/**
+ * Inclusive bounds on the time a memory is about (`memoryTime`), for searches and lists alike.
+ * The bounds go as text cast to timestamptz: bound to an expression rather than a column, a
+ * `Date` would reach the driver unserialised.
+ */
+export function memoryTimeWithin(from: Date | undefined, to: Date | undefined): SQL[] {
+  const bounds: SQL[] = [];
+  if (from) bounds.push(sql`${memoryTime} >= ${from.toISOString()}::timestamptz`);
+  if (to) bounds.push(sql`${memoryTime} <= ${to.toISOString()}::timestamptz`);
+  return bounds;
 }
 
 /**

@@ -104,8 +104,8 @@ export const memories = pgTable(
 
 /**
  * The time a memory is about: when what it says held (`effective_at`, e.g. the date of an
- * imported conversation), else when it was written. Time filters (`start_time` / `end_time`) and
- * episodes read it.
+ * imported conversation), else when it was written: what time filters (`start_time` /
+ * `end_time`) read, and the order episodes follow (episodes.ts, on its own aliases).
  */
 export const memoryTime = sql`coalesce(${memories.effectiveAt}, ${memories.createdAt})`;
 
