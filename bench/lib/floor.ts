@@ -53,16 +53,9 @@ export const KEYWORD_SQL = `with lexemes as (
       where i <= 32
     ),
     matched as materialized (
-      select "memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index",
-        "memory_chunks"."text", live.memory_type, live.importance, live.confidence, live.feedback_score,
-        live.pinned, live.source_weight, live.created_at, live.effective_at, live.expires_at,
+      select "memory_chunks"."id", "memory_chunks"."memory_id",
         length("memory_chunks"."tsv")::float8 as length, "memory_chunks"."tsv"
-      from "memory_chunks" cross join lateral (select "memories"."memory_type", "memories"."importance", "memories"."confidence",
-        "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at",
-        "memories"."effective_at", "memories"."expires_at"
-      from "memories"
-      where ("memories"."id" = "memory_chunks"."memory_id" and ${LIVE_OR_HISTORY})
-      limit 1) as live
+      from "memory_chunks"
       where ("memory_chunks"."workspace_id" = $2 and "memory_chunks"."owner_type" = $3 and "memory_chunks"."owner_id" = $4 and "memory_chunks"."tsv" @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery)
     ),
     hits as materialized (
@@ -82,16 +75,27 @@ export const KEYWORD_SQL = `with lexemes as (
       select id, sum(idf) as idf_sum
       from (select hits.id, weights.idf from hits join weights using (i) order by hits.id, hits.i) as ordered
       group by id
+    ),
+    ranked as (
+      select matched.id, matched.memory_id,
+        coalesce(scored.idf_sum, 0) * (1.2 + 1)
+          / (1 + 1.2 * (1 - 0.75 + 0.75 * matched.length / collection.average_length)) as rank,
+        coalesce(scored.idf_sum, 0)
+          / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
+      from matched cross join collection left join scored using (id)
+      order by rank desc, matched.id
     )
-    select matched.id as chunk_id, matched.memory_id, matched.chunk_index, matched.text, matched.memory_type,
-      matched.importance, matched.confidence, matched.feedback_score, matched.pinned, matched.source_weight,
-      matched.created_at, matched.effective_at, matched.expires_at,
-      coalesce(scored.idf_sum, 0) * (1.2 + 1)
-        / (1 + 1.2 * (1 - 0.75 + 0.75 * matched.length / collection.average_length)) as rank,
-      coalesce(scored.idf_sum, 0)
-        / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
-    from matched cross join collection left join scored using (id)
-    order by rank desc, matched.id
+    select ranked.id as chunk_id, ranked.memory_id, chunk.chunk_index, chunk.text, live.memory_type,
+      live.importance, live.confidence, live.feedback_score, live.pinned, live.source_weight,
+      live.created_at, live.effective_at, live.expires_at, ranked.rank, ranked.coverage
+    from ranked cross join lateral (select "memories"."memory_type", "memories"."importance", "memories"."confidence",
+        "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at",
+        "memories"."effective_at", "memories"."expires_at"
+      from "memories"
+      where ("memories"."id" = ranked.memory_id and ${LIVE_OR_HISTORY})
+      limit 1) as live cross join lateral (select "memory_chunks"."chunk_index", "memory_chunks"."text" from "memory_chunks"
+      where "memory_chunks"."id" = ranked.id) as chunk
+    order by ranked.rank desc, ranked.id
     limit $8`;
 
 export function keywordParams(owner: FloorOwner, query: string, limit: number): unknown[] {
