@@ -147,7 +147,61 @@ describeDb('history: expired memories answer questions about their time', () => 
     expect(recent).not.toContain(trip);
   });
 
+  const pinnedContext = async (query: string) => {
+    const res = await request(t.app)
+      .post('/v1/context')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ user_id: 'hist', query });
+    expect(res.status).toBe(200);
+    return res.body.context_text as string;
+  };
+
+  it('marks a pinned or linked memory that is history as such in context', async () => {
+    const pin = await request(t.app)
+      .patch('/v1/profile/pins')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ owner_id: 'hist', pin: [trip] });
+    expect(pin.status).toBe(200);
+    const day = daysAgo(60).toISOString().slice(0, 10);
+    const pinned = await pinnedContext('Where do I live?');
+    expect(pinned).toMatch(
+      new RegExp(
+        `^Pinned memories[^\\n]*\\n\\[1\\] I'm in Lisbon this week for the design conference\\. \\(history, as of ${day}\\)\\n`,
+      ),
+    );
+    expect(pinned).not.toMatch(/Porto, near the river\. \(history/);
+
+    // Linked to a current hit (and no longer pinned): the same note.
+    await request(t.app)
+      .patch('/v1/profile/pins')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ owner_id: 'hist', unpin: [trip] });
+    const link = await request(t.app)
+      .post(`/v1/memories/${home}/links`)
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ target_id: trip, relation: 'related' });
+    expect(link.status).toBe(200);
+    const res = await request(t.app)
+      .post('/v1/context')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ user_id: 'hist', query: 'I live in Porto near the river, not Lisbon', top_k: 1 });
+    expect(res.body.context_text).toBe(
+      [
+        'Relevant memories (most relevant first; cite by number):',
+        '[1] I live in Porto, near the river.',
+        '',
+        'Linked memories:',
+        `[2] I'm in Lisbon this week for the design conference. (history, as of ${day}) (linked to [1])`,
+      ].join('\n'),
+    );
+  });
+
   it('still finds it once the hygiene job has archived it', async () => {
+    const pin = await request(t.app)
+      .patch('/v1/profile/pins')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({ owner_id: 'hist', pin: [trip] });
+    expect(pin.status).toBe(200);
     const hygiene = await request(t.app)
       .post('/admin/memory-hygiene')
       .set('x-admin-token', TOKEN)
@@ -156,6 +210,10 @@ describeDb('history: expired memories answer questions about their time', () => 
     expect(hygiene.body.expired.memory_ids).toContain(trip);
     expect(await found({ query: 'When was I in Lisbon?' })).toContain(trip);
     expect(await found({ query: 'Lisbon design conference' })).toContain(trip);
+    // Pinned before, it stays in context as history (archived by expiry is history, not gone).
+    expect(await pinnedContext('Where do I live?')).toMatch(
+      /^Pinned memories[^\n]*\n\[1\] I'm in Lisbon this week[^\n]*\(history, as of /,
+    );
   });
 
   it('keeps an expired memory that plan retention archived out of every search', async () => {

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { memories, memoryPins } from '../schema/index.js';
 import type { Database } from '../client.js';
+import { historyTimes, liveOrHistory, withHistoryTimes } from './recall.js';
 import { type Queryable, Statement } from './statement.js';
 
 export interface PinOwner {
@@ -80,6 +81,10 @@ export interface PinnedChunk {
   chunkId: string;
   chunkIndex: number;
   text: string;
+  /** When its time-bound wording stopped being current truth, in epoch ms (null: never). */
+  expiresAtMs: number | null;
+  /** The time it is about (effective_at, else created_at), in epoch ms. */
+  memoryTimeMs: number;
 }
 
 const pinnedFirstChunksStatement = new Statement<{
@@ -87,22 +92,32 @@ const pinnedFirstChunksStatement = new Statement<{
   ownerType: string;
   ownerId: string;
 }>(`
-  select c.memory_id as "memoryId", c.id as "chunkId", c.chunk_index as "chunkIndex", c.text
+  select c.memory_id as "memoryId", c.id as "chunkId", c.chunk_index as "chunkIndex", c.text,
+    ${historyTimes('m')}
   from memory_pins p
   join memories m on m.id = p.memory_id
   join memory_chunks c on c.memory_id = p.memory_id and c.chunk_index = 0
   where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
-    and p.owner_id = :ownerId::text and m.lifecycle_state = 'active'
+    and p.owner_id = :ownerId::text and ${liveOrHistory('m')}
   order by p.created_at, p.id`);
 
 /**
- * First chunks of the owner's pinned live memories, in pin order: what context shows first. A
+ * First chunks of the owner's pinned memories that are current truth or history (expired, see
+ * RecallFilter.history), in pin order: what context shows first. A
  * prepared statement (one round trip, see `Statement`): context runs it beside its search.
  */
 export async function pinnedFirstChunks(db: Database, owner: PinOwner): Promise<PinnedChunk[]> {
-  return pinnedFirstChunksStatement.run<PinnedChunk & Record<string, unknown>>(db, {
+  const rows = await pinnedFirstChunksStatement.run<{
+    memoryId: string;
+    chunkId: string;
+    chunkIndex: number;
+    text: string;
+    expiresAtMs: number | string | null;
+    memoryTimeMs: number | string;
+  }>(db, {
     workspaceId: owner.workspaceId,
     ownerType: owner.ownerType,
     ownerId: owner.ownerId,
   });
+  return rows.map(withHistoryTimes);
 }

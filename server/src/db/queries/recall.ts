@@ -112,8 +112,38 @@ export function memoryTimeWithin(from: Date | undefined, to: Date | undefined): 
  * (not by plan retention). Two conditions on the memory row: the lookup of lifecycle events this
  * replaced cost a heavy owner's search 2.4–3.1 ms of PostgreSQL CPU (bench/results/ab-history-*).
  */
-const historyCondition = sql`(${memories.lifecycleState} = 'active'
-  or (${memories.lifecycleState} = 'archived' and ${memories.archiveRule} = 'expiry'))`;
+const historyCondition = sql.raw(liveOrHistory('"memories"'));
+
+/** {@link historyCondition} on the memory row `alias`, for hand-written statements too. */
+export function liveOrHistory(alias: string): string {
+  return `(${alias}."lifecycle_state" = 'active'
+  or (${alias}."lifecycle_state" = 'archived' and ${alias}."archive_rule" = 'expiry'))`;
+}
+
+/**
+ * What context needs to mark a memory row `alias` as history: when its wording expired and the
+ * time it is about, as epoch milliseconds (`expiresAtMs`, `memoryTimeMs`).
+ */
+export function historyTimes(alias: string): string {
+  return `(extract(epoch from ${alias}.expires_at) * 1000)::float8 as "expiresAtMs",
+    (extract(epoch from coalesce(${alias}.effective_at, ${alias}.created_at)) * 1000)::float8 as "memoryTimeMs"`;
+}
+
+/** A row with {@link historyTimes}' columns as numbers (drivers may hand float8 over as text). */
+export function withHistoryTimes<
+  Row extends { expiresAtMs: number | string | null; memoryTimeMs: number | string },
+>(
+  row: Row,
+): Omit<Row, 'expiresAtMs' | 'memoryTimeMs'> & {
+  expiresAtMs: number | null;
+  memoryTimeMs: number;
+} {
+  return {
+    ...row,
+    expiresAtMs: row.expiresAtMs === null ? null : Number(row.expiresAtMs),
+    memoryTimeMs: Number(row.memoryTimeMs),
+  };
+}
 
 const recalledColumns = {
   chunkId: memoryChunks.id,

@@ -8,6 +8,7 @@ import {
   type NewLearningSignal,
 } from '../schema/index.js';
 import { parseVectorLiteral } from '../schema/columns.js';
+import { historyTimes, liveOrHistory, withHistoryTimes } from './recall.js';
 import { type Queryable, Statement } from './statement.js';
 
 /** One multi-row insert (searches record their signals in batches). */
@@ -82,6 +83,9 @@ export interface LinkedChunk {
   text: string;
   embedding: number[] | null;
   embeddingDimension: number | null;
+  /** As PinnedChunk's: when it stopped being current truth, and the time it is about. */
+  expiresAtMs: number | null;
+  memoryTimeMs: number;
 }
 
 const linkedFirstChunksStatement = new Statement<{
@@ -107,12 +111,12 @@ const linkedFirstChunksStatement = new Statement<{
   )
   select c.memory_id as "memoryId", c.id as "chunkId", c.chunk_index as "chunkIndex", c.text,
     c.embedding::text as embedding, c.embedding_dimension as "embeddingDimension",
-    e.linked_from as "linkedFrom"
+    e.linked_from as "linkedFrom", ${historyTimes('m')}
   from edge e
   join memory_chunks c on c.memory_id = e.other and c.chunk_index = 0
   join memories m on m.id = c.memory_id
   where c.workspace_id = :workspaceId::uuid and c.owner_type = :ownerType::text
-    and c.owner_id = :ownerId::text and m.lifecycle_state = 'active'
+    and c.owner_id = :ownerId::text and ${liveOrHistory('m')}
   order by e.ord, e.other
   limit :limit::int`);
 
@@ -137,6 +141,8 @@ export async function linkedFirstChunks(
     embedding: string | null;
     embeddingDimension: number | null;
     linkedFrom: string;
+    expiresAtMs: number | string | null;
+    memoryTimeMs: number | string;
   }>(db, {
     workspaceId: space.workspaceId,
     ownerType: space.ownerType,
@@ -145,7 +151,7 @@ export async function linkedFirstChunks(
     limit,
   });
   return rows.map((row) => ({
-    ...row,
+    ...withHistoryTimes(row),
     embedding: row.embedding === null ? null : parseVectorLiteral(row.embedding),
   }));
 }

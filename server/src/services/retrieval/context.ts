@@ -33,11 +33,13 @@ function clip(text: string): string {
  * A hit that is history (its time-bound wording has expired: see historyFactor) says so, with the
  * day it was said of, so that "I'm in Lisbon this week" is not read as today's truth.
  */
-function historyNote(hit: Candidate, now: number): string {
-  if (hit.expiresAt === null || hit.expiresAt.getTime() > now) return '';
-  const day = (hit.effectiveAt ?? hit.createdAt).toISOString().slice(0, 10);
-  return ` (history, as of ${day})`;
+function historyNote(expiresAtMs: number | null, memoryTimeMs: number, now: number): string {
+  if (expiresAtMs === null || expiresAtMs > now) return '';
+  return ` (history, as of ${new Date(memoryTimeMs).toISOString().slice(0, 10)})`;
 }
+
+const hitHistoryNote = (hit: Candidate, now: number) =>
+  historyNote(hit.expiresAt?.getTime() ?? null, (hit.effectiveAt ?? hit.createdAt).getTime(), now);
 
 interface Block {
   kind: 'pinned' | 'hit' | 'linked';
@@ -69,9 +71,10 @@ const SECTION_HEADINGS: Record<Block['kind'], string> = {
  *     Linked memories:
  *     [4] <memory text> (linked to [2])
  *
- * A hit whose time-bound wording has expired (history: see historyFactor) ends with
- * `(history, as of <day of its effective_at, else created_at>)`.
- * Pinned memories (PATCH /v1/profile/pins) are the owner's live pinned memories, in pin order,
+ * A memory whose time-bound wording has expired (history: see historyFactor), hit, pinned or
+ * linked, ends with `(history, as of <day of its effective_at, else created_at>)`.
+ * Pinned memories (PATCH /v1/profile/pins) are the owner's pinned memories that a search could
+ * return (current truth and history; not replaced, not archived by retention), in pin order,
  * on the first page only; a pinned memory is never among the ranked or linked ones (on any page,
  * so that paging does not show it twice). Links
  * are followed from the ranked hits. `citations[k]` maps number `i` to its chunk and memory.
@@ -104,7 +107,7 @@ export async function buildContext(
       chunkId: chunk.chunkId,
       memoryId: chunk.memoryId,
       chunkIndex: chunk.chunkIndex,
-      text: clip(chunk.text),
+      text: clip(chunk.text) + historyNote(chunk.expiresAtMs, chunk.memoryTimeMs, now),
     })),
     ...outcome.hits
       .filter((hit) => !pinnedIds.has(hit.memoryId))
@@ -113,7 +116,7 @@ export async function buildContext(
         chunkId: hit.chunkId,
         memoryId: hit.memoryId,
         chunkIndex: hit.chunkIndex,
-        text: clip(hit.text) + historyNote(hit, now),
+        text: clip(hit.text) + hitHistoryNote(hit, now),
       })),
   ];
 
@@ -139,7 +142,7 @@ export async function buildContext(
       chunkId: chunk.chunkId,
       memoryId: chunk.memoryId,
       chunkIndex: chunk.chunkIndex,
-      text: clip(chunk.text),
+      text: clip(chunk.text) + historyNote(chunk.expiresAtMs, chunk.memoryTimeMs, now),
       linkedTo: hitIndex + 1,
     });
   }
