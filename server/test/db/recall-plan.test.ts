@@ -18,7 +18,6 @@ import {
   type SearchRecallRequest,
 } from '../../src/db/queries/search-recall.js';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { neighbourLookup } from '../../src/services/retrieval/search.js';
 import * as schema from '../../src/db/schema/index.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
@@ -163,12 +162,6 @@ describeDb('per-owner recall query plans', () => {
       ) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
       expect(sorted(one.neighbours?.rows ?? [])).toEqual(sorted(separate));
       if (seeds.length > 0) expect(one.neighbours?.rows.length).toBeGreaterThan(0);
-      // A seed the statement did not read (ranked up from further down) is looked up alone.
-      const further = [...new Set([...vector, ...text].map((hit) => hit.memoryId))];
-      const lookup = neighbourLookup({ db: db.db }, filter, one.neighbours!);
-      expect(sorted(await lookup(further, 1800, 2))).toEqual(
-        sorted(await episodeNeighbours(db.db, filter, further, 1800, 2)),
-      );
       // Each part alone, as vector and keyword modes ask.
       expect(await searchRecall(db.db, filter, { embedding, limit: 50 })).toEqual({
         vector,

@@ -26,10 +26,9 @@ export interface SearchRecallRequest {
   limit: number;
   /**
    * Episode neighbours (see `episodeNeighbours`) of the memories of the first `seedsPerRecall`
-   * chunks of each recall; undefined: none. The search picks its seeds among the recalled
-   * memories only after ranking, so it asks here for the likely ones and keeps the neighbours of
-   * its seeds (the rows of a seed do not depend on the others); a seed outside them needs a
-   * lookup of its own (`SearchRecall.neighbours.seeds` says which were read).
+   * chunks of each recall; undefined: none. The search picks its seeds after ranking, among
+   * these memories only (`SearchRecall.neighbours.seeds` says which were read), and keeps the
+   * neighbours of its seeds (the rows of a seed do not depend on the others).
    */
   episodes?: { windowSeconds: number; span: number; seedsPerRecall: number };
 }

@@ -5,15 +5,14 @@ import type { Candidate, ProfileSettings } from './ranking.js';
 export const EPISODE_SPAN = 2;
 
 /**
- * The episode neighbours of some seed memories (see `episodeNeighbours`), `span` on each side
- * within `windowSeconds`: looked up for them, or picked from neighbours the search's one
- * statement already read for every recalled memory.
+ * Episode neighbours read for some memories (see `episodeNeighbours`): the memories they were
+ * read for (`seeds`), and the neighbours of each (`rows`). The search's one statement reads them
+ * for the memories of each recall's first chunks (`SearchRecall.neighbours`).
  */
-export type NeighbourLookup = (
-  seedMemoryIds: string[],
-  windowSeconds: number,
-  span: number,
-) => Promise<EpisodeNeighbour[]>;
+export interface ReadNeighbours {
+  seeds: ReadonlySet<string>;
+  rows: EpisodeNeighbour[];
+}
 /** Each step further from the match halves the share (the turn after next still often answers). */
 const STEP_DECAY = 0.5;
 /**
@@ -49,12 +48,12 @@ export function withEpisodeShare(relevance: number, share: number, wordCoverage 
  * Measured on LoCoMo (bench/locomo.ts); it is the "sentence window" of retrieval, applied to
  * memories.
  */
-export async function addEpisodeContext(
-  neighboursOf: NeighbourLookup,
+export function addEpisodeContext(
+  read: ReadNeighbours,
   candidates: Candidate[],
   profile: Pick<ProfileSettings, 'episodeShare' | 'episodeSeeds'>,
   windowSeconds: number,
-): Promise<Candidate[]> {
+): Candidate[] {
   if (profile.episodeShare <= 0 || windowSeconds <= 0 || candidates.length === 0) return candidates;
 
   const bestByMemory = new Map<string, Candidate>();
@@ -63,18 +62,17 @@ export async function addEpisodeContext(
     if (!best || candidate.relevance > best.relevance)
       bestByMemory.set(candidate.memoryId, candidate);
   }
+  // Seeds among the memories whose neighbours were read, so the search needs no second round
+  // trip. A memory that ranking lifted from past both recalls' first chunks cannot seed (measured
+  // on LoCoMo against looking its neighbours up: R@10 74.9 vs 74.8, fold mean 75.6 both).
   const seeds = [...bestByMemory.values()]
+    .filter((candidate) => read.seeds.has(candidate.memoryId))
     .sort((a, b) => b.relevance - a.relevance)
     .slice(0, profile.episodeSeeds)
     .filter((seed) => seed.relevance > 0);
   if (seeds.length === 0) return candidates;
   const seedRelevance = new Map(seeds.map((seed) => [seed.memoryId, seed.relevance]));
-
-  const neighbours = await neighboursOf(
-    seeds.map((seed) => seed.memoryId),
-    windowSeconds,
-    EPISODE_SPAN,
-  );
+  const neighbours = read.rows.filter((row) => seedRelevance.has(row.seedMemoryId));
   // The strongest seed beside each neighbour decides its share; shares come from relevance
   // before any of them is applied, so the order of seeds does not matter.
   const shares = new Map<string, { share: number; neighbour: (typeof neighbours)[number] }>();

@@ -1,7 +1,6 @@
 import { capabilityRecovered, capabilityUnavailable } from '../degraded.js';
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
-import { episodeNeighbours } from '../../db/queries/episodes.js';
 import type { RecallFilter, RecalledChunk } from '../../db/queries/recall.js';
 import {
   searchRecall,
@@ -18,7 +17,7 @@ import type { BackgroundTasks } from '../background.js';
 import type { QuotaGate } from '../quota.js';
 import { asksAboutTime } from '../../text/temporal.js';
 import { resolveOwner } from '../owner.js';
-import { EPISODE_SPAN, addEpisodeContext, type NeighbourLookup } from './episodes.js';
+import { EPISODE_SPAN, addEpisodeContext } from './episodes.js';
 import {
   PROFILES,
   applyFactor,
@@ -166,7 +165,9 @@ async function recall(
 ): Promise<SearchRecall> {
   if (!request.episodes) return searchRecall(deps.db, filter, request);
   try {
-    return await searchRecall(deps.db, filter, request);
+    const found = await searchRecall(deps.db, filter, request);
+    capabilityRecovered(deps.logger, EPISODE_CONTEXT);
+    return found;
   } catch (error) {
     const { episodes: _episodes, ...direct } = request;
     const found = await searchRecall(deps.db, filter, direct);
@@ -175,45 +176,6 @@ async function recall(
   }
 }
 const EPISODE_CONTEXT = 'retrieval attributes (episode context)';
-
-/**
- * The neighbours of the seeds asked for: those the search's statement read, and for a seed it did
- * not read (one the ranking lifted from further down a recall), a lookup of their own. Exported
- * for tests.
- */
-export function neighbourLookup(
-  deps: Pick<SearchDeps, 'db'>,
-  filter: RecallFilter,
-  read: NonNullable<SearchRecall['neighbours']>,
-): NeighbourLookup {
-  return async (seedMemoryIds, windowSeconds, span) => {
-    const seeds = new Set(seedMemoryIds);
-    const known = read.rows.filter((neighbour) => seeds.has(neighbour.seedMemoryId));
-    const missing = seedMemoryIds.filter((id) => !read.seeds.has(id));
-    if (missing.length === 0) return known;
-    return [...known, ...(await episodeNeighbours(deps.db, filter, missing, windowSeconds, span))];
-  };
-}
-
-/**
- * Episode context, when its neighbours were read: when a lookup of its own fails, the search goes
- * on with its direct matches (the lookup fails before any candidate is changed).
- */
-async function episodeContext(
-  deps: SearchDeps,
-  filter: RecallFilter,
-  read: NonNullable<SearchRecall['neighbours']>,
-  ...args: Parameters<typeof addEpisodeContext> extends [unknown, ...infer Rest] ? Rest : never
-): Promise<Candidate[]> {
-  try {
-    const result = await addEpisodeContext(neighbourLookup(deps, filter, read), ...args);
-    capabilityRecovered(deps.logger, EPISODE_CONTEXT);
-    return result;
-  } catch (error) {
-    capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
-    return args[0];
-  }
-}
 
 /**
  * Word-overlap evidence per candidate. Keyword recall measured it with IDF weights over the
@@ -341,7 +303,7 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   });
   await rerank(deps, payload.query, candidates, profile);
   const withContext = neighbours
-    ? await episodeContext(deps, filter, neighbours, candidates, profile, episodeWindow)
+    ? addEpisodeContext(neighbours, candidates, profile, episodeWindow)
     : candidates;
 
   const now = Date.now();
