@@ -1,14 +1,51 @@
 import { type SQL, and, count, desc, eq, gte, lt, lte } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { type AuditRecord, type NewAuditRecord, auditLog } from '../schema/index.js';
+import { Statement } from './statement.js';
 
 export const DEFAULT_AUDIT_LIST_LIMIT = 100;
 export const MAX_AUDIT_LIST_LIMIT = 1000;
 
-/** One multi-row insert: the recorder batches requests' records. */
+const insertAuditRecordsStatement = new Statement<{
+  requestIds: string[];
+  workspaceIds: Array<string | null>;
+  apiKeyIds: Array<string | null>;
+  methods: string[];
+  paths: string[];
+  routes: Array<string | null>;
+  statuses: number[];
+  durations: number[];
+  ips: Array<string | null>;
+  userAgents: Array<string | null>;
+  createdAts: string[];
+}>(`
+  insert into audit_log (request_id, workspace_id, api_key_id, method, path, route, status,
+    duration_ms, ip, user_agent, created_at)
+  select * from unnest(:requestIds::text[], :workspaceIds::uuid[], :apiKeyIds::uuid[],
+    :methods::text[], :paths::text[], :routes::text[], :statuses::int[], :durations::int[],
+    :ips::text[], :userAgents::text[], :createdAts::text[]::timestamptz[])`);
+
+/**
+ * One insert per batch (the recorder batches requests' records), as a prepared statement with one
+ * array per column: the same text for any batch, parsed once per connection (see
+ * insertLearningSignals).
+ */
 export async function insertAuditRecords(db: Database, records: NewAuditRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await db.insert(auditLog).values(records);
+  const now = new Date().toISOString();
+  await insertAuditRecordsStatement.run(db, {
+    requestIds: records.map((record) => record.requestId),
+    workspaceIds: records.map((record) => record.workspaceId ?? null),
+    apiKeyIds: records.map((record) => record.apiKeyId ?? null),
+    methods: records.map((record) => record.method),
+    paths: records.map((record) => record.path),
+    routes: records.map((record) => record.route ?? null),
+    statuses: records.map((record) => record.status),
+    durations: records.map((record) => record.durationMs),
+    ips: records.map((record) => record.ip ?? null),
+    userAgents: records.map((record) => record.userAgent ?? null),
+    createdAts: records.map((record) => record.createdAt?.toISOString() ?? now),
+  });
 }
 
 export interface ListAuditRecordsOptions {

@@ -11,13 +11,44 @@ import { parseVectorLiteral } from '../schema/columns.js';
 import { historyTimes, liveOrHistory, withHistoryTimes } from './recall.js';
 import { type Queryable, Statement } from './statement.js';
 
-/** One multi-row insert (searches record their signals in batches). */
+const insertLearningSignalsStatement = new Statement<{
+  workspaceIds: string[];
+  requestIds: string[];
+  routes: string[];
+  ownerIds: string[];
+  ownerTypes: string[];
+  queries: string[];
+  results: string[];
+  createdAts: string[];
+}>(`
+  insert into learning_signals
+    (workspace_id, request_id, route, owner_id, owner_type, query, results, created_at)
+  select * from unnest(:workspaceIds::uuid[], :requestIds::text[], :routes::text[],
+    :ownerIds::text[], :ownerTypes::text[], :queries::text[], :results::text[]::jsonb[],
+    :createdAts::text[]::timestamptz[])`);
+
+/**
+ * One insert per batch (searches record their signals in batches), as a prepared statement with
+ * one array per column: its text is the same for any batch, so it is parsed once per connection,
+ * where the builder's multi-row insert was built and described anew for every batch (about 5 % of
+ * a search's Node CPU, measured in a profile of the speed bench's searches).
+ */
 export async function insertLearningSignals(
   db: Database,
   signals: NewLearningSignal[],
 ): Promise<void> {
   if (signals.length === 0) return;
-  await db.insert(learningSignals).values(signals);
+  const now = new Date().toISOString();
+  await insertLearningSignalsStatement.run(db, {
+    workspaceIds: signals.map((signal) => signal.workspaceId),
+    requestIds: signals.map((signal) => signal.requestId),
+    routes: signals.map((signal) => signal.route),
+    ownerIds: signals.map((signal) => signal.ownerId),
+    ownerTypes: signals.map((signal) => signal.ownerType),
+    queries: signals.map((signal) => signal.query),
+    results: signals.map((signal) => JSON.stringify(signal.results)),
+    createdAts: signals.map((signal) => signal.createdAt?.toISOString() ?? now),
+  });
 }
 
 export async function insertSavedSearch(
