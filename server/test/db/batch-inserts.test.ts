@@ -26,37 +26,23 @@ describeDb('batched audit rows and learning signals', () => {
   afterAll(async () => db?.close());
 
   it('writes each audit record of a batch as given, nulls and awkward text included', async () => {
-    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 12, 0, i));
-    await insertAuditRecords(
-      db.db,
-      AWKWARD.map((text, i) => ({
-        requestId: `audit-${i}`,
-        workspaceId: i % 2 === 0 ? workspaceId : null,
-        method: 'POST',
-        path: `/v1/search?q=${text}`,
-        route: i === 3 ? null : '/v1/search',
-        status: 200 + i,
-        durationMs: i * 7,
-        ip: i === 4 ? null : '127.0.0.1',
-        userAgent: text,
-        createdAt: at(i),
-      })),
-    );
+    const records = AWKWARD.map((text, i) => ({
+      requestId: `audit-${i}`,
+      workspaceId: i % 2 === 0 ? workspaceId : null,
+      method: 'POST',
+      path: `/v1/search?q=${text}`,
+      route: i === 3 ? null : '/v1/search',
+      status: 200 + i,
+      durationMs: i * 7,
+      ip: i === 4 ? null : '127.0.0.1',
+      userAgent: text,
+      createdAt: new Date(Date.UTC(2026, 0, 1, 12, 0, i)),
+    }));
+    await insertAuditRecords(db.db, records);
     const rows = await listAuditRecords(db.db, { limit: 100 });
     const byRequest = new Map(rows.map((row) => [row.requestId, row]));
-    AWKWARD.forEach((text, i) => {
-      expect(byRequest.get(`audit-${i}`)).toMatchObject({
-        workspaceId: i % 2 === 0 ? workspaceId : null,
-        apiKeyId: null,
-        path: `/v1/search?q=${text}`,
-        route: i === 3 ? null : '/v1/search',
-        status: 200 + i,
-        durationMs: i * 7,
-        ip: i === 4 ? null : '127.0.0.1',
-        userAgent: text,
-        createdAt: at(i),
-      });
-    });
+    for (const record of records)
+      expect(byRequest.get(record.requestId)).toMatchObject({ ...record, apiKeyId: null });
   });
 
   it('writes each learning signal of a batch with its results as JSON', async () => {
@@ -75,10 +61,10 @@ describeDb('batched audit rows and learning signals', () => {
       const stored = await latestSignalForRequest(db.db, workspaceId, `signal-${i}`);
       expect(stored).toMatchObject({ ...signal, feedback: null });
     }
-    const count = await db.db
+    const rows = await db.db
       .select()
       .from(learningSignals)
       .where(eq(learningSignals.workspaceId, workspaceId));
-    expect(count).toHaveLength(AWKWARD.length);
+    expect(rows).toHaveLength(AWKWARD.length);
   });
 });
