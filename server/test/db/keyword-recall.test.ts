@@ -28,16 +28,14 @@ describeDb('keyword recall', () => {
     await db.db
       .insert(memories)
       .values(MEMORIES.map((memory) => ({ ...owner, ...memory, contentHash: memory.id })));
-    await db.db
-      .insert(memoryChunks)
-      .values(
-        MEMORIES.map((memory) => ({
-          ...owner,
-          memoryId: memory.id,
-          chunkIndex: 0,
-          text: memory.text,
-        })),
-      );
+    await db.db.insert(memoryChunks).values(
+      MEMORIES.map((memory) => ({
+        ...owner,
+        memoryId: memory.id,
+        chunkIndex: 0,
+        text: memory.text,
+      })),
+    );
   });
   afterAll(async () => db?.close());
 
