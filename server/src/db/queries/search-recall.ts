@@ -33,13 +33,22 @@ export interface SearchRecallRequest {
   episodes?: { windowSeconds: number; span: number; seedsPerRecall: number };
 }
 
+/**
+ * Episode neighbours read for some memories: the memories they were read for (`seeds`), and the
+ * neighbours of each (`rows`).
+ */
+export interface ReadNeighbours {
+  seeds: ReadonlySet<string>;
+  rows: EpisodeNeighbour[];
+}
+
 export interface SearchRecall {
   /** Vector recall, nearest first (as `vectorRecall`). */
   vector: RecalledChunk[];
   /** Keyword recall, best first (as `keywordRecall`). */
   text: RecalledChunk[];
   /** When asked for: the seeds whose neighbours were read, and those neighbours. */
-  neighbours: { seeds: Set<string>; rows: EpisodeNeighbour[] } | undefined;
+  neighbours: ReadNeighbours | undefined;
 }
 
 const enum Part {

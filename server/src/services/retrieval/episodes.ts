@@ -1,18 +1,9 @@
-import type { EpisodeNeighbour } from '../../db/queries/episodes.js';
+import type { ReadNeighbours } from '../../db/queries/search-recall.js';
 import type { Candidate, ProfileSettings } from './ranking.js';
 
 /** Memories on each side of a match that share its relevance. */
 export const EPISODE_SPAN = 2;
 
-/**
- * Episode neighbours read for some memories (see `episodeNeighbours`): the memories they were
- * read for (`seeds`), and the neighbours of each (`rows`). The search's one statement reads them
- * for the memories of each recall's first chunks (`SearchRecall.neighbours`).
- */
-export interface ReadNeighbours {
-  seeds: ReadonlySet<string>;
-  rows: EpisodeNeighbour[];
-}
 /** Each step further from the match halves the share (the turn after next still often answers). */
 const STEP_DECAY = 0.5;
 /**
@@ -49,6 +40,7 @@ export function withEpisodeShare(relevance: number, share: number, wordCoverage 
  * memories.
  */
 export function addEpisodeContext(
+  /** The neighbours the search's one statement read (`SearchRecall.neighbours`). */
   read: ReadNeighbours,
   candidates: Candidate[],
   profile: Pick<ProfileSettings, 'episodeShare' | 'episodeSeeds'>,
