@@ -42,11 +42,16 @@ export async function episodeNeighbours(
     db,
     episodeNeighboursQuery(filter, seedMemoryIds, windowSeconds, span),
   );
-  return rows.map((row) => ({
-    seedMemoryId: row.seed_id,
-    step: Number(row.step),
-    ...recalled(row.chunk_id, row),
-  }));
+  return rows.map((row) => neighbourOf(row.seed_id, Number(row.step), row));
+}
+
+/** A neighbour from its raw row (its recall score is meaningless: 0). */
+export function neighbourOf(
+  seedMemoryId: string,
+  step: number,
+  row: MemoryColumns & { chunk_id: string },
+): EpisodeNeighbour {
+  return Object.assign(recalled(row.chunk_id, row, 0), { seedMemoryId, step });
 }
 
 /**

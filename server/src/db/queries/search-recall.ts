@@ -2,7 +2,7 @@ import { sql, type Query, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { toVectorLiteral } from '../schema/index.js';
 import { statementPoolOf, type Database, type StatementPool } from '../client.js';
-import { episodeNeighboursQuery, type EpisodeNeighbour } from './episodes.js';
+import { episodeNeighboursQuery, neighbourOf, type EpisodeNeighbour } from './episodes.js';
 import {
   exactVectorRecallQuery,
   keywordRecallQuery,
@@ -441,21 +441,14 @@ export async function searchRecall(
     if (part === Part.OwnerSize) {
       ownerChunks = Number(row.owner_chunks);
     } else if (part === Part.Vector) {
-      vector.push({ ...recalled(row.chunk_id, row), score: 1 - Number(row.score) });
+      vector.push(recalled(row.chunk_id, row, 1 - Number(row.score)));
     } else if (part === Part.Keyword) {
       // Scores relative to the best match, which comes first (as keywordRecall).
       best ??= Number(row.score ?? 0);
-      text.push({
-        ...recalled(row.chunk_id, row),
-        coverage: Number(row.coverage),
-        score: best > 0 ? Number(row.score) / best : 0,
-      });
+      const score = best > 0 ? Number(row.score) / best : 0;
+      text.push(recalled(row.chunk_id, row, score, Number(row.coverage)));
     } else {
-      neighbours.push({
-        seedMemoryId: row.seed_id!,
-        step: Number(row.step),
-        ...recalled(row.chunk_id, row),
-      });
+      neighbours.push(neighbourOf(row.seed_id!, Number(row.step), row));
     }
   }
   if (pool && ownerChunks !== undefined) noteOwnerChunks(db, filter, ownerChunks);

@@ -1,5 +1,5 @@
 import type { ReadNeighbours } from '../../db/queries/search-recall.js';
-import type { Candidate, ProfileSettings } from './ranking.js';
+import { candidateOf, type Candidate, type ProfileSettings } from './ranking.js';
 
 /** Memories on each side of a match that share its relevance. */
 export const EPISODE_SPAN = 2;
@@ -89,14 +89,9 @@ export function addEpisodeContext(
     for (const candidate of found)
       candidate.relevance = withEpisodeShare(candidate.relevance, share, candidate.wordCoverage);
     if (found.length > 0) continue;
-    const { seedMemoryId: _seed, step: _step, ...chunk } = neighbour;
-    added.push({
-      ...chunk,
-      rrfScore: 0,
-      wordCoverage: 0,
-      relevance: withEpisodeShare(0, share),
-      score: 0,
-    });
+    const candidate = candidateOf(neighbour);
+    candidate.relevance = withEpisodeShare(0, share);
+    added.push(candidate);
   }
   return added.length > 0 ? [...candidates, ...added] : candidates;
 }

@@ -58,7 +58,7 @@ export const PROFILES: Record<RetrievalProfile, ProfileSettings> = {
   },
 };
 
-export interface Candidate extends Omit<RecalledChunk, 'score'> {
+export interface Candidate extends Omit<RecalledChunk, 'score' | 'coverage'> {
   vectorRank?: number;
   textRank?: number;
   vectorScore?: number;
@@ -84,30 +84,52 @@ export function fuse(
   vectorWeight = 1,
 ): Candidate[] {
   const byChunk = new Map<string, Candidate>();
-  const take = (list: RecalledChunk[], source: 'vector' | 'text') => {
-    list.forEach(({ score, ...chunk }, index) => {
-      const rank = index + 1;
-      const candidate = byChunk.get(chunk.chunkId) ?? {
-        ...chunk,
-        rrfScore: 0,
-        wordCoverage: 0,
-        relevance: 0,
-        score: 0,
-      };
-      candidate.rrfScore += (source === 'vector' ? vectorWeight : 1) / (RRF_K + rank);
-      if (source === 'vector') {
-        candidate.vectorRank = rank;
-        candidate.vectorScore = Math.max(0, score);
-      } else {
-        candidate.textRank = rank;
-        candidate.textScore = score;
-      }
-      byChunk.set(chunk.chunkId, candidate);
-    });
-  };
-  take(vector, 'vector');
-  take(text, 'text');
+  vector.forEach((chunk, index) => {
+    const candidate = candidateOf(chunk);
+    candidate.vectorRank = index + 1;
+    candidate.vectorScore = Math.max(0, chunk.score);
+    candidate.rrfScore += vectorWeight / (RRF_K + index + 1);
+    byChunk.set(chunk.chunkId, candidate);
+  });
+  text.forEach((chunk, index) => {
+    let candidate = byChunk.get(chunk.chunkId);
+    if (!candidate) byChunk.set(chunk.chunkId, (candidate = candidateOf(chunk)));
+    candidate.textRank = index + 1;
+    candidate.textScore = chunk.score;
+    candidate.rrfScore += 1 / (RRF_K + index + 1);
+  });
   return [...byChunk.values()];
+}
+
+/**
+ * A chunk as a candidate with nothing scored yet. Field by field, every field present: it runs for
+ * every recalled chunk, and copying by spread (or rest) was a measurable share of a search's CPU.
+ */
+export function candidateOf(chunk: Omit<RecalledChunk, 'score' | 'coverage'>): Candidate {
+  return {
+    chunkId: chunk.chunkId,
+    memoryId: chunk.memoryId,
+    chunkIndex: chunk.chunkIndex,
+    text: chunk.text,
+    memoryType: chunk.memoryType,
+    importance: chunk.importance,
+    confidence: chunk.confidence,
+    feedbackScore: chunk.feedbackScore,
+    pinned: chunk.pinned,
+    sourceWeight: chunk.sourceWeight,
+    createdAt: chunk.createdAt,
+    effectiveAt: chunk.effectiveAt,
+    expiresAt: chunk.expiresAt,
+    vectorRank: undefined,
+    textRank: undefined,
+    vectorScore: undefined,
+    textScore: undefined,
+    rrfScore: 0,
+    wordCoverage: 0,
+    relevance: 0,
+    rerankScore: undefined,
+    score: 0,
+  };
 }
 
 /** Query stems, once per query: content words, or every word when the query has none. */
