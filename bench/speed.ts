@@ -70,6 +70,8 @@ const label = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : Str
 const SIZES = parseSizes(process.env.BENCH_SIZES ?? '1k,10k,100k');
 const PGLITE_SIZES = parseSizes(process.env.BENCH_PGLITE_SIZES ?? '1k,10k');
 const MEM0_SIZES = process.env.BENCH_MEM0_SIZES ?? '1k,10k';
+/** mem0 on its pgvector store (HNSW; adds in milliseconds, unlike its SQLite store's searches). */
+const MEM0_PG_SIZES = process.env.BENCH_MEM0_PG_SIZES ?? '1k,10k,100k';
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const SEARCHES_C1 = Number(process.env.BENCH_SEARCHES ?? 200);
 const SEARCHES_C8 = Number(process.env.BENCH_SEARCHES_C8 ?? 400);
@@ -603,7 +605,11 @@ async function runPeers(): Promise<PeerOutcome[]> {
 }
 
 async function runPeer(store: PeerStore, databaseUrl?: string): Promise<PeerOutcome> {
-  if (!MEM0_SIZES.trim()) return { ok: false, store, error: 'not run (BENCH_MEM0_SIZES is empty)' };
+  const sizes = store === 'pgvector' ? MEM0_PG_SIZES : MEM0_SIZES;
+  if (!sizes.trim()) {
+    const variable = store === 'pgvector' ? 'BENCH_MEM0_PG_SIZES' : 'BENCH_MEM0_SIZES';
+    return { ok: false, store, error: `not run (${variable} is empty)` };
+  }
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -612,7 +618,7 @@ async function runPeer(store: PeerStore, databaseUrl?: string): Promise<PeerOutc
         cwd: join(REPO_ROOT, 'bench'),
         env: {
           ...process.env,
-          BENCH_MEM0_SIZES: MEM0_SIZES,
+          BENCH_MEM0_SIZES: sizes,
           BENCH_SEED: String(SEED),
           BENCH_SEARCHES: String(SEARCHES_C1),
           BENCH_MEM0_STORE: store,

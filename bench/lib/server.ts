@@ -104,6 +104,8 @@ export async function startServer(
       ...(process.env.BENCH_CPU_PROF
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
         : []),
+      // BENCH_NODE_ARGS: more flags for the server's node (`--perf-basic-prof` for `perf record`).
+      ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ...(counted ? ['--import', COUNTER] : []),
       '--import',
       'tsx',
