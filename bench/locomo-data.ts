@@ -12,6 +12,8 @@ export interface Turn {
   speaker: string;
   /** As the paper embeds it: `<speaker> said, "<text>"` (+ ` and shared <blip_caption>`). */
   text: string;
+  /** What the speaker said, as a chat message holds it: `<text>` (+ ` [shared <blip_caption>]`). */
+  message: string;
   /** The session's date, ISO; undefined when the date string does not parse. */
   effectiveAt: string | undefined;
 }
@@ -109,6 +111,7 @@ export function loadLocomo(path: string): LocomoData {
           session,
           speaker: turn.speaker,
           text: turnText(turn),
+          message: turn.blip_caption ? `${turn.text} [shared ${turn.blip_caption}]` : turn.text,
           effectiveAt,
         });
       }

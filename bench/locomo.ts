@@ -14,7 +14,9 @@
  * (default: one namespace per turn), `session`, or `owner` (all turns of a conversation in one
  * space, exactly as a naive import would write them). The lifecycle table also ingests once as
  * `owner`, in a workspace of its own, to count what a naive import loses (BENCH_LOCOMO_LIFECYCLE=0
- * skips it).
+ * skips it). The same turns are imported naively through `POST /v1/memories/conversation` too,
+ * a session per request, grouped by exchange (the route's default) and by message
+ * (BENCH_LOCOMO_CONVERSATION=0 skips them).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -132,6 +134,48 @@ interface WriteResponse {
   superseded_memory_id?: string;
   trace?: { memory_evolution: string };
 }
+
+/** What the bench reads of a `POST /v1/memories/conversation` response. */
+interface ConversationResponse {
+  complete: boolean;
+  turns: Array<{ message_start: number; message_end: number; memory_id?: string }>;
+}
+
+/** How a conversation import is grouped: the route's default (`exchange`) or one turn per message. */
+type GroupBy = 'exchange' | 'message';
+
+/** A search result as the bench scores it: the evidence turns it holds, and its score. */
+interface ScoredHit {
+  ids: string[];
+  score: number;
+}
+
+/**
+ * A result's turns, one list entry per turn, first occurrence kept: for memories that hold
+ * several turns (a conversation import), so that k counts turns of text as it does for the
+ * memories of one turn each.
+ */
+function byTurn(hits: ScoredHit[]): string[][] {
+  const seen = new Set<string>();
+  return hits.flatMap((hit) =>
+    hit.ids.filter((id) => !seen.has(id) && seen.add(id)).map((id) => [id]),
+  );
+}
+
+/** The turn of a memory written for one turn (memory id → `<conversation>/<dia_id>`). */
+const oneTurn =
+  (memoryToDia: Map<string, string>) =>
+  (hit: { memory_id: string }, conversation: string): string[] => {
+    const dia = memoryToDia.get(hit.memory_id);
+    return dia ? [dia.slice(conversation.length + 1)] : [];
+  };
+
+/**
+ * Whether a chunk holds (part of) a message's line: its beginning or its end, or the chunk lies
+ * inside it (a long message cut into several chunks).
+ */
+const holdsLine = (chunk: string, line: string) =>
+  chunk.includes(line.slice(0, 40)) || chunk.includes(line.slice(-40)) || line.includes(chunk);
 
 interface IngestReport {
   space: string;
@@ -271,6 +315,82 @@ async function main(): Promise<void> {
       naiveImport = { key: naiveKey, memoryToDia: ingested.memoryToDia };
     }
 
+    /**
+     * A naive import through `POST /v1/memories/conversation`: each session one request, its turns
+     * as messages (role user, named by the speaker, the session's date as timestamp), in a
+     * workspace of its own. Returns, per memory, the turns it holds with the line each is written
+     * as (`<speaker> (user): <message>`), so a result's chunk can be mapped to the turns in it.
+     */
+    const ingestConversations = async (groupBy: GroupBy) => {
+      const target = await createWorkspace(database.db, {
+        name: `locomo-conversation-${groupBy}-${Date.now()}`,
+      });
+      const apiKey = (await deps.apiKeys.mint(target.id, 'locomo')).plaintext;
+      const linesOf = new Map<string, Array<{ dia: string; line: string }>>();
+      let incomplete = 0;
+      const t0 = performance.now();
+      await pool(data.conversations, CONCURRENCY, async (conversation) => {
+        const turns = data.turns.filter((t) => t.conversation === conversation);
+        for (const session of [...new Set(turns.map((t) => t.session))]) {
+          const messages = turns.filter((t) => t.session === session);
+          const response = await post<ConversationResponse>(
+            `${app.base}/v1/memories/conversation`,
+            apiKey,
+            {
+              user_id: owner(conversation),
+              conversation_id: `${conversation}/session-${session}`,
+              extract: false,
+              ...(groupBy === 'message' ? { group_by: 'message' } : {}),
+              messages: messages.map((t) => ({
+                role: 'user',
+                name: t.speaker,
+                content: t.message,
+                ...(t.effectiveAt ? { timestamp: t.effectiveAt } : {}),
+              })),
+            },
+          );
+          if (!response.complete) incomplete += 1;
+          for (const turn of response.turns) {
+            if (!turn.memory_id) continue;
+            const held = linesOf.get(turn.memory_id) ?? [];
+            for (let i = turn.message_start; i <= turn.message_end; i += 1) {
+              const message = messages[i]!;
+              held.push({
+                dia: message.diaId,
+                line: `${message.speaker} (user): ${message.message}`,
+              });
+            }
+            linesOf.set(turn.memory_id, held);
+          }
+        }
+      });
+      const seconds = (performance.now() - t0) / 1000;
+      let unmapped = 0;
+      let hits = 0;
+      const turnsOf = (hit: { memory_id: string; text: string }) => {
+        const ids = (linesOf.get(hit.memory_id) ?? [])
+          .filter(({ line }) => holdsLine(hit.text, line))
+          .map(({ dia }) => dia);
+        hits += 1;
+        if (ids.length === 0) unmapped += 1;
+        return ids;
+      };
+      const searched = await searchAll('hybrid', 'balanced', apiKey, turnsOf, true);
+      const perResult = summarise(
+        data.questions,
+        searched.scored.map((list) => list.map((hit) => hit.ids)),
+      );
+      return {
+        groupBy,
+        memories: linesOf.size,
+        seconds,
+        incomplete,
+        unmapped: hits === 0 ? 0 : unmapped / hits,
+        perTurn: searched,
+        perResult,
+      };
+    };
+
     // BM25 over the same turn texts, per conversation.
     const indexes = new Map<string, Bm25Index>();
     for (const conversation of data.conversations) {
@@ -297,11 +417,14 @@ async function main(): Promise<void> {
       mode: (typeof MODES)[number],
       profile: (typeof PROFILES)[number],
       apiKey: string,
-      diaOf: Map<string, string>,
+      turnsOf: (hit: { memory_id: string; text: string }, conversation: string) => string[],
+      perTurn = false,
     ) => {
       const t1 = performance.now();
       const ranked = await pool(data.questions, CONCURRENCY, async (question: Question) => {
-        const response = await post<{ results: Array<{ memory_id: string; score: number }> }>(
+        const response = await post<{
+          results: Array<{ memory_id: string; text: string; score: number }>;
+        }>(
           `${app.base}/v1/search`,
           apiKey,
           {
@@ -313,16 +436,13 @@ async function main(): Promise<void> {
           },
           1,
         );
-        return response.results.map((hit) => {
-          const dia = diaOf.get(hit.memory_id);
-          return {
-            ids: dia ? [dia.slice(question.conversation.length + 1)] : [],
-            score: hit.score,
-          };
-        });
+        return response.results.map((hit): ScoredHit => ({
+          ids: turnsOf(hit, question.conversation),
+          score: hit.score,
+        }));
       });
       const ms = (performance.now() - t1) / data.questions.length;
-      const lists = ranked.map((hits) => hits.map((hit) => hit.ids));
+      const lists = ranked.map((hits) => (perTurn ? byTurn(hits) : hits.map((hit) => hit.ids)));
       return {
         mode,
         profile,
@@ -339,19 +459,30 @@ async function main(): Promise<void> {
       row: RecallRow;
       ms: number;
       perQuestion: QuestionRecalls;
-      scored: Array<Array<{ ids: string[]; score: number }>>;
+      scored: ScoredHit[][];
     }> = [];
     for (const mode of MODES) {
       for (const profile of PROFILES) {
-        results.push(await searchAll(mode, profile, key, memoryToDia));
+        results.push(await searchAll(mode, profile, key, oneTurn(memoryToDia)));
         console.error(`  ${mode}/${profile}: R@10 ${fmt(results.at(-1)!.row.overall[10])}`);
       }
     }
     const naiveResult = naiveImport
-      ? await searchAll('hybrid', 'balanced', naiveImport.key, naiveImport.memoryToDia)
+      ? await searchAll('hybrid', 'balanced', naiveImport.key, oneTurn(naiveImport.memoryToDia))
       : undefined;
     if (naiveResult)
       console.error(`  owner space, hybrid/balanced: R@10 ${fmt(naiveResult.row.overall[10])}`);
+    // BENCH_LOCOMO_CONVERSATION=0 skips the imports through the conversation route.
+    const conversationImports: Array<Awaited<ReturnType<typeof ingestConversations>>> = [];
+    if (process.env.BENCH_LOCOMO_CONVERSATION !== '0') {
+      for (const groupBy of ['exchange', 'message'] as const) {
+        conversationImports.push(await ingestConversations(groupBy));
+        const last = conversationImports.at(-1)!;
+        console.error(
+          `  conversation import (${groupBy}), hybrid/balanced: R@10 ${fmt(last.perTurn.row.overall[10])} in turns, ${fmt(last.perResult.overall[10])} in results`,
+        );
+      }
+    }
     await deps.background.drain();
 
     const lines: string[] = [];
@@ -386,6 +517,36 @@ async function main(): Promise<void> {
       say(
         `| Mnemo, every turn in the owner's one space | hybrid | balanced | ${KS.map((k) => fmt(naiveResult.row.overall[k])).join(' | ')} | ${naiveResult.ms.toFixed(1)} |`,
       );
+    }
+    for (const imported of conversationImports) {
+      const label = `Mnemo, conversation import (${imported.groupBy}: ${imported.memories} memories)`;
+      say(
+        `| ${label}, k in turns | hybrid | balanced | ${KS.map((k) => fmt(imported.perTurn.row.overall[k])).join(' | ')} | ${imported.perTurn.ms.toFixed(1)} |`,
+      );
+      say(
+        `| ${label}, k in results | hybrid | balanced | ${KS.map((k) => fmt(imported.perResult.overall[k])).join(' | ')} | – |`,
+      );
+    }
+    if (conversationImports.length > 0) {
+      say();
+      say(
+        'Conversation import: each session one `POST /v1/memories/conversation` request, its turns as messages ' +
+          '(role `user`, `name` the speaker, `timestamp` the session date; the text without the `<speaker> said` frame), ' +
+          "in a workspace of its own; `exchange` is the route's default grouping (with no assistant replies, a session is one " +
+          'memory, searched in chunks), `message` one memory per message. A result counts for the turns whose line its chunk ' +
+          'holds (its beginning or end); "k in turns" cuts the results, taken in order, after k distinct turns (the same ' +
+          'amount of dialogue as k one-turn memories), "k in results" after k results.',
+      );
+      say();
+      say(
+        '| grouping | memories | writes/s (turns) | requests not complete | results mapped to no turn |',
+      );
+      say('|---|---|---|---|---|');
+      for (const imported of conversationImports) {
+        say(
+          `| ${imported.groupBy} | ${imported.memories} | ${(data.turns.length / imported.seconds).toFixed(0)} | ${imported.incomplete} | ${(100 * imported.unmapped).toFixed(1)}% |`,
+        );
+      }
     }
     say();
     const categories = Object.keys(bm25.countByCategory).map(Number).sort();
