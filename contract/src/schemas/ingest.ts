@@ -71,7 +71,8 @@ export type ConversationMessage = z.infer<typeof ConversationMessage>;
 
 /**
  * How messages become memories: `exchange` (default) one memory per user message with the
- * replies that follow it; `message` one memory per message.
+ * replies that follow it (between people, another person's message is the reply);
+ * `message` one memory per message.
  */
 export const CONVERSATION_GROUPINGS = ['exchange', 'message'] as const;
 export const ConversationGrouping = z.enum(CONVERSATION_GROUPINGS);

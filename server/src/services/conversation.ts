@@ -101,10 +101,14 @@ export interface Turn {
 }
 
 /**
- * Groups messages into turns. `message`: one turn per message. `exchange`: a user message starts
- * a turn once the current one holds a reply (assistant or tool), so a turn is the user's messages
- * (with any system message before them) and the replies after them. Either way a turn whose text would pass the memory text limit ends before the
- * message that would push it over. Messages of roles outside `roles` are left out.
+ * Groups messages into turns. `message`: one turn per message. `exchange`: a turn is a speaker's
+ * message(s) and the replies after them (with any system message before them). A user message
+ * starts a new turn once the current one holds an assistant or tool reply, and, between people
+ * (user messages under different names, as a chat between two people has no assistant), the
+ * turn's first speaker starts a new one once another person has answered. So a user-assistant
+ * chat groups as question and answer, and a two-person chat as a message and its answer instead
+ * of a whole session in one memory. Either way a turn whose text would pass the memory text limit
+ * ends before the message that would push it over. Messages of roles outside `roles` are left out.
  */
 export function groupTurns(
   messages: readonly ConversationMessage[],
@@ -113,21 +117,31 @@ export function groupTurns(
 ): Turn[] {
   const turns: Turn[] = [];
   let current: Turn | undefined;
-  let hasReply = false;
+  let replied = false;
+  /** The name of the current turn's first user message ('' unnamed); undefined before it. */
+  let opener: string | undefined;
+  let answered = false;
   messages.forEach((message, index) => {
     if (roles && !roles.includes(message.role)) return;
     const line = messageLine(message);
     const fits = current && current.text.length + 1 + line.length <= LIMITS.memoryText.max;
-    const startsExchange = message.role === 'user' && hasReply;
+    const speaker = message.role === 'user' ? (message.name ?? '') : undefined;
+    const startsExchange = speaker !== undefined && (replied || (answered && speaker === opener));
     if (!current || groupBy === 'message' || startsExchange || !fits) {
       current = { indexes: [index], text: line };
       turns.push(current);
-      hasReply = isReply(message.role);
+      replied = isReply(message.role);
+      opener = speaker;
+      answered = false;
       return;
     }
     current.indexes.push(index);
     current.text = `${current.text}\n${line}`;
-    if (isReply(message.role)) hasReply = true;
+    if (isReply(message.role)) replied = true;
+    if (speaker !== undefined) {
+      if (opener === undefined) opener = speaker;
+      else if (speaker !== opener) answered = true;
+    }
   });
   return turns;
 }

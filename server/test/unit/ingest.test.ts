@@ -66,6 +66,43 @@ describe('groupTurns', () => {
     ]);
   });
 
+  const said = (name: string, content: string): ConversationMessage => ({
+    role: 'user',
+    name,
+    content,
+  });
+
+  it('exchange between people: a message and the answers after it, until its speaker speaks again', () => {
+    const talk = [
+      said('Ana', 'a'),
+      said('Ben', 'b'),
+      said('Ben', 'c'),
+      said('Ana', 'd'),
+      said('Ana', 'e'),
+      said('Cy', 'f'),
+      said('Ben', 'g'),
+      said('Ana', 'h'),
+    ];
+    expect(groupTurns(talk, 'exchange').map((turn) => turn.indexes)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5, 6],
+      [7],
+    ]);
+  });
+
+  it('exchange: one speaker alone stays one turn; after an assistant reply any user starts one', () => {
+    expect(
+      groupTurns([said('Ana', 'a'), said('Ana', 'b'), said('Ana', 'c')], 'exchange').map(
+        (turn) => turn.indexes,
+      ),
+    ).toEqual([[0, 1, 2]]);
+    expect(
+      groupTurns([said('Ana', 'a'), assistant('b'), said('Ben', 'c')], 'exchange').map(
+        (turn) => turn.indexes,
+      ),
+    ).toEqual([[0, 1], [2]]);
+  });
+
   it('message: one turn per message, roles filtered out keep their indexes', () => {
     expect(groupTurns(chat, 'message', ['user']).map((turn) => turn.indexes)).toEqual([
       [1],
