@@ -31,6 +31,7 @@ import { openDatabase } from '../server/src/db/client.js';
 import { createWorkspace } from '../server/src/db/queries/workspaces.js';
 import { memories } from '../server/src/db/schema/index.js';
 import { createDeps } from '../server/src/deps.js';
+import { messageLine } from '../server/src/services/conversation.js';
 import { createLogger } from '../server/src/logger.js';
 import { Bm25Index } from './locomo-bm25.js';
 import {
@@ -318,8 +319,8 @@ async function main(): Promise<void> {
     /**
      * A naive import through `POST /v1/memories/conversation`: each session one request, its turns
      * as messages (role user, named by the speaker, the session's date as timestamp), in a
-     * workspace of its own. Returns, per memory, the turns it holds with the line each is written
-     * as (`<speaker> (user): <message>`), so a result's chunk can be mapped to the turns in it.
+     * workspace of its own. Keeps, per memory, the turns it holds with the line each is written as
+     * (`messageLine`), so a result's chunk can be mapped to the turns in it.
      */
     const ingestConversations = async (groupBy: GroupBy) => {
       const target = await createWorkspace(database.db, {
@@ -333,6 +334,12 @@ async function main(): Promise<void> {
         const turns = data.turns.filter((t) => t.conversation === conversation);
         for (const session of [...new Set(turns.map((t) => t.session))]) {
           const messages = turns.filter((t) => t.session === session);
+          const sent = messages.map((t) => ({
+            role: 'user' as const,
+            name: t.speaker,
+            content: t.message,
+            ...(t.effectiveAt ? { timestamp: t.effectiveAt } : {}),
+          }));
           const response = await post<ConversationResponse>(
             `${app.base}/v1/memories/conversation`,
             apiKey,
@@ -341,25 +348,16 @@ async function main(): Promise<void> {
               conversation_id: `${conversation}/session-${session}`,
               extract: false,
               ...(groupBy === 'message' ? { group_by: 'message' } : {}),
-              messages: messages.map((t) => ({
-                role: 'user',
-                name: t.speaker,
-                content: t.message,
-                ...(t.effectiveAt ? { timestamp: t.effectiveAt } : {}),
-              })),
+              messages: sent,
             },
           );
           if (!response.complete) incomplete += 1;
           for (const turn of response.turns) {
             if (!turn.memory_id) continue;
             const held = linesOf.get(turn.memory_id) ?? [];
-            for (let i = turn.message_start; i <= turn.message_end; i += 1) {
-              const message = messages[i]!;
-              held.push({
-                dia: message.diaId,
-                line: `${message.speaker} (user): ${message.message}`,
-              });
-            }
+            // The line the route writes for the message (its text is these lines).
+            for (let i = turn.message_start; i <= turn.message_end; i += 1)
+              held.push({ dia: messages[i]!.diaId, line: messageLine(sent[i]!) });
             linesOf.set(turn.memory_id, held);
           }
         }
@@ -532,8 +530,8 @@ async function main(): Promise<void> {
       say(
         'Conversation import: each session one `POST /v1/memories/conversation` request, its turns as messages ' +
           '(role `user`, `name` the speaker, `timestamp` the session date; the text without the `<speaker> said` frame), ' +
-          "in a workspace of its own; `exchange` is the route's default grouping (with no assistant replies, a session is one " +
-          'memory, searched in chunks), `message` one memory per message. A result counts for the turns whose line its chunk ' +
+          "in a workspace of its own; `exchange` is the route's default grouping (between two people, a message and the answer " +
+          'after it), `message` one memory per message. A result counts for the turns whose line its chunk ' +
           'holds (its beginning or end); "k in turns" cuts the results, taken in order, after k distinct turns (the same ' +
           'amount of dialogue as k one-turn memories), "k in results" after k results.',
       );

@@ -5,7 +5,7 @@
  * Prints markdown tables and writes them to bench/results/speed-<date>.md and speed-latest.md.
  *
  *   pnpm bench:speed
- *   BENCH_SIZES=1k,10k BENCH_PGLITE_SIZES=1k BENCH_MEM0_SIZES=1k pnpm bench:speed   (shorter)
+ *   BENCH_SIZES=1k,10k BENCH_PGLITE_SIZES=1k BENCH_MEM0_SIZES=1k BENCH_MEM0_PG_SIZES=1k pnpm bench:speed   (shorter)
  *
  * Sizes are regular memories spread over 1,000 owners, loaded cumulatively (10k adds 9k to 1k),
  * plus one heavy owner with 10k memories. A sample of writes goes through HTTP (that is the write
