@@ -1,6 +1,7 @@
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
 import { CONTRACT_VERSION, contract } from './contract.js';
+import { withNamedSchemas } from './openapi-schemas.js';
 import type { RouteAuth, RouteMetadata } from './routes/auth.js';
 
 /** Every route of a (nested) router, flattened. */
@@ -44,7 +45,14 @@ export function buildOpenApiDocument() {
         title: 'Mnemo memory service',
         version: CONTRACT_VERSION,
         description: 'Memories, hybrid search and prompt-ready context for customer-facing AI.',
+        license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
       },
+      servers: [
+        {
+          url: 'http://127.0.0.1:8787',
+          description: 'A server started with the default HOST and PORT',
+        },
+      ],
       tags: [
         {
           name: OPERATOR_TAG,
@@ -82,5 +90,5 @@ export function buildOpenApiDocument() {
       }),
     },
   );
-  return document;
+  return withNamedSchemas(document);
 }
