@@ -1,6 +1,6 @@
 /**
- * The README's runnable examples: parsing them, turning their curl line into a request, and
- * showing a real response the way the README does. Used by readme-examples.test.ts.
+ * The runnable examples of the README and docs/ pages: parsing them, turning their curl line into
+ * a request, and showing a real response the way the page does. Used by readme-examples.test.ts.
  *
  * An example is an HTML comment followed by two fenced blocks:
  *
