@@ -200,6 +200,42 @@ function namedSchemas(): NamedSchemas {
   return named;
 }
 
+type MediaContent = Record<string, { schema?: JsonSchema }>;
+
+/**
+ * A request body or response that is still an inline object after the exported schemas were
+ * named (a route-local wrapper such as the dashboard's `{ok, data}`) is named after its
+ * operation: `<OperationId>Body`, `<OperationId>Response` (another status: `Response<status>`).
+ */
+function nameOperationSchemas(
+  paths: Record<string, Record<string, JsonSchema>>,
+  byName: Map<string, JsonSchema>,
+  reference: (name: string) => JsonSchema,
+): void {
+  const nameInline = (content: unknown, name: string) => {
+    if (!isSchema(content)) return;
+    for (const media of Object.values(content as MediaContent)) {
+      const schema = media.schema;
+      if (!schema || schema.$ref !== undefined || schema.type !== 'object') continue;
+      if (byName.has(name)) throw new Error(`component schema ${name} is named twice`);
+      byName.set(name, schema);
+      media.schema = reference(name);
+    }
+  };
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      const id = typeof operation.operationId === 'string' ? capitalise(operation.operationId) : '';
+      if (id === '') continue;
+      nameInline((operation.requestBody as JsonSchema | undefined)?.content, `${id}Body`);
+      const responses = (operation.responses ?? {}) as Record<string, JsonSchema>;
+      for (const [status, response] of Object.entries(responses)) {
+        const suffix = status === '200' ? 'Response' : `Response${status}`;
+        nameInline(response.content, `${id}${suffix}`);
+      }
+    }
+  }
+}
+
 function capitalise(word: string): string {
   return word
     .split(/[^A-Za-z0-9]+/)
@@ -213,7 +249,9 @@ function capitalise(word: string): string {
  * union's inline members are named `<Union><Value>` so its `discriminator` can map to them.
  */
 export function withNamedSchemas<T extends JsonSchema>(document: T): T {
-  const { byShape, byName } = namedSchemas();
+  const { byShape, byName: exported } = namedSchemas();
+  // This document's own names (union members, operation wrappers) join a copy.
+  const byName = new Map(exported);
   const components = new Map<string, JsonSchema>();
   const pending: string[] = [];
 
@@ -261,7 +299,8 @@ export function withNamedSchemas<T extends JsonSchema>(document: T): T {
       ]),
     );
   };
-  const paths = walk(document.paths);
+  const paths = walk(document.paths) as Record<string, Record<string, JsonSchema>>;
+  nameOperationSchemas(paths, byName, reference);
 
   while (pending.length > 0) {
     const name = pending.shift() as string;

@@ -15,6 +15,11 @@ const ACCEPTED_WARNINGS = [
   'operation-2xx-response #/paths/~1v1~1billing~1portal/post/responses',
 ];
 
+interface Operation {
+  requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> };
+  responses?: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+}
+
 function describeProblem(problem: NormalizedProblem): string {
   return `${problem.ruleId} ${problem.location[0]?.pointer ?? ''}`;
 }
@@ -67,6 +72,23 @@ describe('the OpenAPI document under Redocly recommended', () => {
     expect(createMemory?.responses['401']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
     });
+
+    // Every request body and response with content is a named type.
+    const inline: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations as Record<string, Operation>)) {
+        const bodies = [
+          ['body', operation.requestBody?.content],
+          ...Object.entries(operation.responses ?? {}).map(([status, r]) => [status, r.content]),
+        ] as Array<[string, Record<string, { schema?: { $ref?: string } }> | undefined]>;
+        for (const [where, content] of bodies) {
+          for (const media of Object.values(content ?? {})) {
+            if (media.schema?.$ref === undefined) inline.push(`${method} ${path} ${where}`);
+          }
+        }
+      }
+    }
+    expect(inline).toEqual([]);
 
     // Every reference resolves, and every component is referenced from somewhere.
     const text = JSON.stringify(document);
