@@ -1,9 +1,16 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import express, { type RequestHandler, type Router } from 'express';
 
-/** This checkout's built console (`pnpm --filter @mnemo/web build` writes it). */
-export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
+/**
+ * The built console: `dist/` of the `@mnemo/web` package the server depends on, so the
+ * workspace link and a `pnpm deploy` folder both find it (`pnpm --filter @mnemo/web build`).
+ */
+export const DEFAULT_CONSOLE_DIR = join(
+  dirname(createRequire(import.meta.url).resolve('@mnemo/web/package.json')),
+  'dist',
+);
 
 export const CONSOLE_PATH = '/console';
 
