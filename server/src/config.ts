@@ -93,7 +93,8 @@ const EnvSchema = z.object({
   MNEMO_EMBED_COST_INR_PER_1M_TOKENS: optionalString.pipe(z.coerce.number().min(0).optional()),
   MNEMO_GEN_COST_INR_PER_1M_TOKENS: optionalString.pipe(z.coerce.number().min(0).optional()),
   MNEMO_LIMITS: z.enum(['on', 'off']).default('on'),
-  MNEMO_INTERNAL_GRANT_PLAN: z.enum(PLAN_CODES).default('scale'),
+  // Unset: the self-hosted default (scale's limits, no retention); set: that plan, retention too.
+  MNEMO_INTERNAL_GRANT_PLAN: optionalString.pipe(z.enum(PLAN_CODES).optional()),
   MNEMO_USAGE_RESERVATION_TTL_MS: z.coerce.number().int().min(1000).default(300_000),
   // Block metering (docs/limits.md): requests of one kind per reserved block; 1: every request exact.
   MNEMO_USAGE_BLOCK_REQUESTS: z.coerce.number().int().min(1).max(1000).default(32),
@@ -137,6 +138,8 @@ const EnvSchema = z.object({
   GIT_SHA: optionalString,
   BUILD_VERSION: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Unset: pretty lines when stdout is a terminal, JSON lines otherwise.
+  LOG_FORMAT: optionalString.pipe(z.enum(['json', 'pretty']).optional()),
 });
 
 export interface AppConfig {
@@ -212,6 +215,8 @@ export interface AppConfig {
   stage: string | undefined;
   gitSha: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** `LOG_FORMAT`; undefined: pretty on a terminal, JSON otherwise (main.ts decides). */
+  logFormat: 'json' | 'pretty' | undefined;
 }
 
 /** Dashboard identity and sessions (docs/dashboard.md). */
@@ -296,6 +301,12 @@ export interface LimitsConfig {
    * (a self-hosted install has no billing).
    */
   internalGrantPlan: PlanCode;
+  /**
+   * Whether plan retention archives the memories of workspaces on an internal grant: only when
+   * the operator chose the plan (`MNEMO_INTERNAL_GRANT_PLAN` set) or billing hands out plans. The
+   * self-hosted default (scale's limits) keeps every memory until it is deleted.
+   */
+  internalGrantRetention: boolean;
   /** A reservation neither committed nor released this long after it was made is refunded. */
   reservationTtlMs: number;
   /** Block metering: requests per block (1: exact) and the longest a block stays unsettled. */
@@ -348,6 +359,8 @@ export interface ExtractionConfig {
 }
 
 export const SERVER_VERSION = '0.1.0';
+/** The internal grant's plan when `MNEMO_INTERNAL_GRANT_PLAN` is unset (docs/deploy.md). */
+export const DEFAULT_SELF_HOSTED_PLAN: PlanCode = 'scale';
 /** The spec's default query/chunk embedding dimension for the HTTP provider. */
 export const DEFAULT_HTTP_EMBEDDING_DIMENSIONS = 1536;
 
@@ -513,7 +526,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     limits: {
       enabled: e.MNEMO_LIMITS === 'on',
-      internalGrantPlan: e.MNEMO_INTERNAL_GRANT_PLAN,
+      internalGrantPlan: e.MNEMO_INTERNAL_GRANT_PLAN ?? DEFAULT_SELF_HOSTED_PLAN,
+      internalGrantRetention:
+        e.MNEMO_INTERNAL_GRANT_PLAN !== undefined || e.MNEMO_BILLING_PROVIDER !== 'none',
       reservationTtlMs: e.MNEMO_USAGE_RESERVATION_TTL_MS,
       blocks: {
         requestsPerBlock: e.MNEMO_USAGE_BLOCK_REQUESTS,
@@ -558,5 +573,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stage: e.MNEMO_STAGE,
     gitSha: e.GIT_SHA,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
 }

@@ -67,6 +67,7 @@ export async function createDeps(
   const billingOn = config.billing.provider !== 'none';
   const plans = new PlanService(database.db, {
     internalGrantPlan: billingOn ? undefined : config.limits.internalGrantPlan,
+    internalGrantRetention: config.limits.internalGrantRetention,
     ...(billingOn ? { loader: billingEntitlements(database.db, undefined) } : {}),
     logger,
   });

@@ -15,6 +15,9 @@ const DAY_MS = 86_400_000;
 /** Batches one scheduled run goes through at most. */
 export const MAX_SCHEDULED_BATCHES = 100;
 
+/** `skipped` reason: a self-hosted workspace on the default plan, which has no retention. */
+export const RETENTION_NOT_CHOSEN = 'self_hosted_default_keeps_memories';
+
 /** No plan keeps memories for less: workspaces with nothing older need no plan lookup. */
 const SHORTEST_RETENTION_DAYS = Math.min(...Object.values(PLANS).map((p) => p.retentionDays));
 
@@ -42,7 +45,8 @@ export interface RetentionDeps {
  * `retention`, the plan and its days), never deleted; oldest first, at most `limit` per run, so a
  * large backlog drains over several runs (`has_more`). A workspace whose entitlement cannot be
  * verified is skipped: nothing is archived on a plan that might be the wrong one. With limits off
- * nothing is archived (a private install keeps everything).
+ * nothing is archived (a private install keeps everything), nor on an internal grant whose plan
+ * the operator did not choose (the self-hosted default, {@link PlanService.internalGrantRetention}).
  */
 export async function runRetention(
   deps: RetentionDeps,
@@ -68,7 +72,11 @@ export async function runRetention(
   const policies: RetentionPolicy[] = [];
   for (const workspaceId of candidates) {
     try {
-      const { plan, displayPlan } = await deps.plans.resolve(workspaceId, now);
+      const { plan, displayPlan, source } = await deps.plans.resolve(workspaceId, now);
+      if (source === 'internal_grant' && !deps.plans.internalGrantRetention) {
+        report.skipped.push({ workspace_id: workspaceId, reason: RETENTION_NOT_CHOSEN });
+        continue;
+      }
       policies.push({
         workspaceId,
         cutoff: new Date(now.getTime() - plan.retentionDays * DAY_MS),

@@ -35,6 +35,7 @@ export function dashboardDepsOf(deps: AppDeps): DashboardDeps {
       identity: new DashboardIdentity(db, deps.config.dashboard),
       sessions: new DashboardSessions(db, deps.config.dashboard.sessionTtlMs),
       apiKeys: deps.apiKeys,
+      usage: { db, plans: deps.plans, limitsEnabled: deps.config.limits.enabled },
     };
     built.set(deps, existing);
   }

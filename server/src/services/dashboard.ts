@@ -23,12 +23,15 @@ import { ServiceError } from '../errors.js';
 import type { ApiKeyService } from './api-keys.js';
 import { LOCAL_ADMIN_USER, type DashboardIdentity } from './identity.js';
 import type { DashboardSessions, OpenedSession, SessionContext } from './sessions.js';
+import { usageToday, type UsageDeps } from './usage.js';
 
 export interface DashboardDeps {
   db: Database;
   identity: DashboardIdentity;
   sessions: DashboardSessions;
   apiKeys: ApiKeyService;
+  /** The usage service's view: the Overview shows the plan `GET /v1/usage/today` shows. */
+  usage: UsageDeps;
 }
 
 /** The name of the workspace made on a user's first sign-in when none is given. */
@@ -151,9 +154,13 @@ export async function overviewStats(
   const membership = await findMembership(deps.db, session.userId, session.workspaceId);
   if (!membership)
     throw new ServiceError('FORBIDDEN', 'You are no longer a member of this workspace');
-  const counts = await workspaceCounts(deps.db, session.workspaceId);
+  const [counts, usage] = await Promise.all([
+    workspaceCounts(deps.db, session.workspaceId),
+    usageToday(deps.usage, session.workspaceId),
+  ]);
   return {
-    workspace: { id: membership.id, name: membership.name, plan: membership.plan },
+    // The effective plan (entitlement or internal grant), not the workspace row's label.
+    workspace: { id: membership.id, name: membership.name, plan: usage.plan },
     user: { id: session.userId },
     memories: counts.memories,
     api_keys: counts.apiKeys,

@@ -200,6 +200,11 @@ export interface PlanServiceOptions {
    * billing); undefined: none, such a workspace has no plan in force.
    */
   internalGrantPlan: PlanCode | undefined;
+  /**
+   * Whether plan retention applies to workspaces on an internal grant (default true). False for
+   * a self-hosted install on the default plan: its operator never chose a retention.
+   */
+  internalGrantRetention?: boolean;
   /** How long an entitlement read is reused; 0 reads it every time. Default 30 s. */
   cacheMs?: number;
   /** Where entitlements come from; default the database (tests inject failures here). */
@@ -248,9 +253,11 @@ export class PlanService {
   private readonly loader: EntitlementLoader;
   private readonly logger: Logger | undefined;
   readonly internalGrantPlan: PlanCode | undefined;
+  readonly internalGrantRetention: boolean;
 
   constructor(db: Database, options: PlanServiceOptions) {
     this.internalGrantPlan = options.internalGrantPlan;
+    this.internalGrantRetention = options.internalGrantRetention ?? true;
     this.cacheMs = options.cacheMs ?? 30_000;
     this.loader = options.loader ?? databaseEntitlements(db, options.internalGrantPlan);
     this.logger = options.logger;
