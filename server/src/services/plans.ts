@@ -11,6 +11,7 @@ import {
   type UsageWindow,
   planCaps,
 } from '@mnemo/contract';
+import type { AppConfig } from '../config.js';
 import type { Database } from '../db/client.js';
 import {
   getEntitlement,
@@ -305,4 +306,60 @@ export class PlanService {
     if (workspaceId === undefined) this.cache.clear();
     else this.cache.delete(workspaceId);
   }
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+type LimitsSummaryConfig = Pick<AppConfig, 'limits' | 'billing' | 'rateLimits' | 'retention'>;
+
+/**
+ * The limits this install runs with, as the one line the server logs at start: a self-hoster
+ * learns the plan, the request limits and whether memories are ever archived, and which
+ * variable changes them (docs/deploy.md, "Limits of a self-hosted install").
+ */
+export function limitsSummary(config: LimitsSummaryConfig): {
+  message: string;
+  fields: Record<string, unknown>;
+} {
+  if (!config.limits.enabled) {
+    return {
+      message: 'limits: off (MNEMO_LIMITS=off): no plan caps, rate limits or retention',
+      fields: { limits: 'off' },
+    };
+  }
+  const perKey = config.rateLimits.keyPerMinute;
+  if (config.billing.provider !== 'none') {
+    return {
+      message: `limits: billing (${config.billing.provider}) sets each workspace's plan and its retention; ${perKey} requests/min per API key`,
+      fields: { limits: 'billing', key_rpm: perKey },
+    };
+  }
+  const plan = PLANS[config.limits.internalGrantPlan];
+  const workspaceRpm = config.rateLimits.workspacePerMinute ?? plan.workspaceRpm;
+  const retentionDays =
+    config.limits.internalGrantRetention && config.retention.intervalMs > 0
+      ? plan.retentionDays
+      : null;
+  const chosen = config.limits.internalGrantRetention;
+  const retention =
+    retentionDays === null
+      ? 'no retention: memories are kept until deleted'
+      : `retention: memories older than ${retentionDays} days are archived daily`;
+  const change = chosen
+    ? '(MNEMO_INTERNAL_GRANT_PLAN)'
+    : '(the self-hosted default; MNEMO_INTERNAL_GRANT_PLAN chooses a plan and its retention, MNEMO_LIMITS=off lifts every limit)';
+  return {
+    message:
+      `limits: plan ${plan.code}, ${perKey} requests/min per API key, ${workspaceRpm} per workspace, ` +
+      `${count(plan.writesPerDay)} writes and ${count(plan.readsPerDay)} reads a day; ${retention} ${change}`,
+    fields: {
+      plan: plan.code,
+      plan_chosen: chosen,
+      key_rpm: perKey,
+      workspace_rpm: workspaceRpm,
+      writes_per_day: plan.writesPerDay,
+      reads_per_day: plan.readsPerDay,
+      retention_days: retentionDays,
+    },
+  };
 }
