@@ -35,7 +35,10 @@ function errorLinks(error: unknown): ErrorLike[] {
   return links;
 }
 
-const firstLine = (text: unknown) => String(text ?? '').split('\n')[0]!.trim();
+const firstLine = (text: unknown) =>
+  String(text ?? '')
+    .split('\n')[0]!
+    .trim();
 
 /** Socket-level causes of an unreachable database server, in words. */
 const NETWORK_CAUSES: Record<string, string> = {

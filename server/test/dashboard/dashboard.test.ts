@@ -292,6 +292,30 @@ describeDb('dashboard API', () => {
       expect(crossed.status).toBe(403);
     });
 
+    it("shows the plan the API shows (the effective plan, not the workspace row's label)", async () => {
+      const s = await signIn('user-plan');
+      const created = await request(t.app)
+        .post('/v1/dashboard/api-keys')
+        .set('cookie', s.cookie)
+        .set('x-csrf-token', s.csrf)
+        .send({ workspace_id: s.workspaceId, name: 'plan' });
+      const usage = await request(t.app)
+        .get('/v1/usage/today')
+        .set('x-api-key', created.body.data.key as string);
+      expect(usage.status).toBe(200);
+      // A self-hosted install: the internal grant's default plan.
+      expect(usage.body.plan).toBe('scale');
+      const [row] = await t.database.db
+        .select({ plan: workspaces.plan })
+        .from(workspaces)
+        .where(eq(workspaces.id, s.workspaceId));
+      expect(row?.plan).not.toBe(usage.body.plan);
+      const stats = await request(t.app)
+        .get('/v1/dashboard/overview-stats')
+        .set('cookie', s.cookie);
+      expect(stats.body.data.workspace.plan).toBe(usage.body.plan);
+    });
+
     it('reports overview stats and logs out (CSRF), after which the cookie is dead', async () => {
       const s = await signIn('user-logout');
       const stats = await request(t.app)

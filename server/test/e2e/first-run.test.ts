@@ -37,6 +37,18 @@ describeDb('first run of the server entry point', () => {
           first.stderr(),
         )?.[1] ?? '';
       expect(apiKey).toMatch(/^mnemo_/);
+      // The limits in force, stated once at start: the self-hosted default, without retention.
+      const limitsLine = first
+        .stdout()
+        .split('\n')
+        .find((line) => line.includes('"msg":"limits: '));
+      expect(JSON.parse(limitsLine ?? '{}')).toMatchObject({
+        plan: 'scale',
+        plan_chosen: false,
+        key_rpm: 60,
+        writes_per_day: 20_000,
+        retention_days: null,
+      });
 
       const health = await fetch(`${first.baseUrl}/healthz`);
       expect(health.status).toBe(200);

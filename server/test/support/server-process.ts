@@ -7,22 +7,21 @@ export interface Started {
   child: ChildProcess;
   baseUrl: string;
   stderr: () => string;
+  stdout: () => string;
 }
+
+const ENTRY = ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'];
 
 /** Starts the real entry point (`pnpm start` runs the same) and waits for its listening line. */
 export function startServer(
   env: Record<string, string>,
   { timeoutMs = 25_000 }: { timeoutMs?: number } = {},
 ): Promise<Started> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'],
-    {
-      cwd: SERVER_DIR,
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ENTRY, {
+    cwd: SERVER_DIR,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -42,7 +41,7 @@ export function startServer(
       if (match?.[1] && !started) {
         started = true;
         clearTimeout(timer);
-        resolve({ child, baseUrl: match[1], stderr: () => stderr });
+        resolve({ child, baseUrl: match[1], stderr: () => stderr, stdout: () => stdout });
       }
     });
   });
@@ -58,5 +57,32 @@ export function stop(child: ChildProcess): Promise<number | null> {
       resolve(code);
     });
     child.kill('SIGTERM');
+  });
+}
+
+/** Starts the entry point expecting it to fail: its exit code and what it wrote. */
+export function startExpectingFailure(
+  env: Record<string, string>,
+  { timeoutMs = 25_000 }: { timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ENTRY, {
+    cwd: SERVER_DIR,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server still running after ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    // 'close', not 'exit': the pipes have delivered everything by then.
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }

@@ -228,6 +228,58 @@ describeDb('POST /admin/memory-retention with MNEMO_LIMITS=off', () => {
   });
 });
 
+describeDb('retention on a self-hosted install (no billing)', () => {
+  let onDefault: TestApp;
+  let chosen: TestApp;
+  beforeAll(async () => {
+    const env = { MNEMO_ADMIN_TOKEN: TOKEN, MNEMO_LIMITS: 'on', MNEMO_EXTRACTION_PROVIDER: 'none' };
+    onDefault = await createTestApp(env);
+    chosen = await createTestApp({ ...env, MNEMO_INTERNAL_GRANT_PLAN: 'scale' });
+  }, HOOK_TIMEOUT_MS);
+  afterAll(async () => {
+    await onDefault?.close();
+    await chosen?.close();
+  });
+
+  it('archives nothing on the default plan: the operator chose no retention', async () => {
+    const id = await write(onDefault, onDefault.tenant, 'Ret sailed to Gotland in 2020');
+    await age(onDefault, [id], 400);
+    const usage = await request(onDefault.app)
+      .get('/v1/usage/today')
+      .set('x-api-key', onDefault.tenant.apiKey);
+    expect(usage.body).toMatchObject({ plan: 'scale', entitlement_source: 'internal_grant' });
+    const res = await request(onDefault.app).post(PATH).set('x-admin-token', TOKEN);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      enforced: true,
+      archived: 0,
+      workspaces: [],
+      skipped: [
+        {
+          workspace_id: onDefault.tenant.workspaceId,
+          reason: 'self_hosted_default_keeps_memories',
+        },
+      ],
+    });
+    expect(await statesOf(onDefault, [id])).toEqual(['active']);
+  });
+
+  it("archives past the chosen plan's retention when MNEMO_INTERNAL_GRANT_PLAN is set", async () => {
+    const [old, young] = [
+      await write(chosen, chosen.tenant, 'Ret sailed to Gotland in 2020'),
+      await write(chosen, chosen.tenant, 'Ret sails to Åland next week'),
+    ];
+    await age(chosen, [old], 400);
+    const res = await request(chosen.app).post(PATH).set('x-admin-token', TOKEN);
+    expect(res.body).toMatchObject({
+      archived: 1,
+      skipped: [],
+      workspaces: [{ workspace_id: chosen.tenant.workspaceId, plan: 'scale', retention_days: 365 }],
+    });
+    expect(await statesOf(chosen, [old, young])).toEqual(['archived', 'active']);
+  });
+});
+
 describe('retention contract', () => {
   it('keeps the spec path', () => {
     expect(`${contract.admin.runMemoryRetention.method} ${PATH}`).toBe(
