@@ -73,6 +73,7 @@ for path in /healthz /console/; do
   echo "GET ${path} -> ${status}"
   [[ "$status" == 200 ]] || { cat "$work/server.log"; exit 1; }
 done
+rss_kb="$(ps -o rss= -p "$server_pid" | tr -d ' ')"
 kill -TERM "$server_pid"
 code=0
 wait "$server_pid" || code=$?
@@ -82,3 +83,4 @@ server_pid=""
 step "sizes"
 echo "root install (node_modules/.pnpm): ${root_size}"
 echo "production deploy (server, dist, console, table, node_modules): ${deploy_size}"
+echo "server memory after start (RSS, embedded PGlite, idle): $((rss_kb / 1024)) MB"
