@@ -158,10 +158,7 @@ describe('local embedder without the table', () => {
 
   it('refuses a truncated or foreign file', () => {
     const truncated = join(dir, 'truncated.bin');
-    writeFileSync(
-      truncated,
-      gunzipSync(readFileSync(DEFAULT_WORD_VECTORS_PATH)).subarray(0, 4096),
-    );
+    writeFileSync(truncated, gunzipSync(readFileSync(DEFAULT_WORD_VECTORS_PATH)).subarray(0, 4096));
     const result = loadWordVectors(truncated);
     expect(result.table).toBeUndefined();
     expect('reason' in result && result.reason).toContain('truncated');
