@@ -38,6 +38,15 @@ describeDb('dashboard API', () => {
     };
   }
 
+  /** A key minted from the console for the session's workspace. */
+  function mintKey(s: Signed, name: string) {
+    return request(t.app)
+      .post('/v1/dashboard/api-keys')
+      .set('cookie', s.cookie)
+      .set('x-csrf-token', s.csrf)
+      .send({ workspace_id: s.workspaceId, name });
+  }
+
   describe('bootstrap and session', () => {
     it('creates the first workspace once, then returns it', async () => {
       const token = await signToken('user-boot');
@@ -221,11 +230,7 @@ describeDb('dashboard API', () => {
 
     it('mints a key once, lists it without the secret, and revokes it (then 401)', async () => {
       const s = await signIn('user-keys');
-      const created = await request(t.app)
-        .post('/v1/dashboard/api-keys')
-        .set('cookie', s.cookie)
-        .set('x-csrf-token', s.csrf)
-        .send({ workspace_id: s.workspaceId, name: 'ci' });
+      const created = await mintKey(s, 'ci');
       expect(created.status).toBe(200);
       const key = created.body.data.key as string;
       expect(key).toMatch(/^mnemo_/);
@@ -294,11 +299,7 @@ describeDb('dashboard API', () => {
 
     it("shows the plan the API shows (the effective plan, not the workspace row's label)", async () => {
       const s = await signIn('user-plan');
-      const created = await request(t.app)
-        .post('/v1/dashboard/api-keys')
-        .set('cookie', s.cookie)
-        .set('x-csrf-token', s.csrf)
-        .send({ workspace_id: s.workspaceId, name: 'plan' });
+      const created = await mintKey(s, 'plan');
       const usage = await request(t.app)
         .get('/v1/usage/today')
         .set('x-api-key', created.body.data.key as string);

@@ -78,5 +78,5 @@ describeDb('first run of the server entry point', () => {
     } finally {
       expect(await stop(second.child)).toBe(0);
     }
-  }, 60_000);
+  }, 150_000);
 });

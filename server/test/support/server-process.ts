@@ -10,38 +10,50 @@ export interface Started {
   stdout: () => string;
 }
 
-const ENTRY = ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'];
+/** The server's entry point (`pnpm start` runs the same) in a child process, its pipes read. */
+function spawnServer(env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=mnemo-source', 'src/main.ts'],
+    {
+      cwd: SERVER_DIR,
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  return { child, output };
+}
 
 /** Starts the real entry point (`pnpm start` runs the same) and waits for its listening line. */
 export function startServer(
   env: Record<string, string>,
-  { timeoutMs = 25_000 }: { timeoutMs?: number } = {},
+  { timeoutMs = 60_000 }: { timeoutMs?: number } = {},
 ): Promise<Started> {
-  const child = spawn(process.execPath, ENTRY, {
-    cwd: SERVER_DIR,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const { child, output } = spawnServer(env);
   return new Promise((resolve, reject) => {
     let started = false;
     const fail = (reason: string) => {
       if (started) return;
       started = true;
       child.kill('SIGKILL');
-      reject(new Error(`${reason}:\n${stdout}\n${stderr}`));
+      reject(new Error(`${reason}:\n${output.stdout}\n${output.stderr}`));
     };
     const timer = setTimeout(() => fail('server did not start in time'), timeoutMs);
     child.once('exit', (code) => fail(`server exited with ${code}`));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)","msg":"mnemo listening"/.exec(stdout);
+    child.stdout?.on('data', () => {
+      const match = /"url":"(http:\/\/[^"]+)","msg":"mnemo listening"/.exec(output.stdout);
       if (match?.[1] && !started) {
         started = true;
         clearTimeout(timer);
-        resolve({ child, baseUrl: match[1], stderr: () => stderr, stdout: () => stdout });
+        resolve({
+          child,
+          baseUrl: match[1],
+          stderr: () => output.stderr,
+          stdout: () => output.stdout,
+        });
       }
     });
   });
@@ -63,26 +75,22 @@ export function stop(child: ChildProcess): Promise<number | null> {
 /** Starts the entry point expecting it to fail: its exit code and what it wrote. */
 export function startExpectingFailure(
   env: Record<string, string>,
-  { timeoutMs = 25_000 }: { timeoutMs?: number } = {},
+  { timeoutMs = 60_000 }: { timeoutMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ENTRY, {
-    cwd: SERVER_DIR,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const { child, output } = spawnServer(env);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`server still running after ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+      reject(
+        new Error(
+          `server still running after ${timeoutMs} ms:\n${output.stdout}\n${output.stderr}`,
+        ),
+      );
     }, timeoutMs);
     // 'close', not 'exit': the pipes have delivered everything by then.
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, ...output });
     });
   });
 }
