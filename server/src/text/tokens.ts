@@ -4,6 +4,7 @@
  */
 
 import { createRequire } from 'node:module';
+import english from './lang/en.json' with { type: 'json' };
 
 // A CommonJS function without type declarations; typed here once.
 const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
@@ -15,15 +16,8 @@ export function words(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
 }
 
-export const STOPWORDS = new Set(
-  (
-    'a an and are as at be been being but by can could did do does doing for from had has have having he her hers him his how i ' +
-    'if in into is it its itself just me my myself no nor not of off on once only or our ours ourselves out over own same she ' +
-    'should so some such than that the their theirs them themselves then there these they this those through to too under until ' +
-    'up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
-    "i'm i've i'd i'll it's that's don't doesn't didn't isn't aren't wasn't weren't can't won't"
-  ).split(' '),
-);
+/** English stop words (the default language's; see language.ts for the others). */
+export const STOPWORDS: ReadonlySet<string> = new Set(english.stopwords);
 
 /** Stems already computed: a memory's words repeat across writes, queries and reranks. */
 const stems = new Map<string, string>();
