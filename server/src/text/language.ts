@@ -118,7 +118,8 @@ const DetectionSchema = z.object({
 });
 
 type LanguageData = z.infer<typeof LanguageDataSchema>;
-type Pattern = z.infer<typeof PatternSchema>;
+/** A regular expression as data: its source (with {{NAME}} fragments) and flags. */
+export type Pattern = z.infer<typeof PatternSchema>;
 export type EnglishGrammarData = z.infer<typeof EnglishGrammarSchema>;
 
 export interface VolatileMarker {
@@ -158,6 +159,8 @@ export interface TextLanguage {
   readonly pastEvent: RegExp | null;
   readonly claims: ClaimRules | null;
   readonly grammar: EnglishGrammarData | null;
+  /** A pattern of this language's data, its fragments inserted. */
+  compile(pattern: Pattern): RegExp;
 }
 
 const DAY = 86_400_000;
@@ -221,6 +224,7 @@ function compileLanguage(raw: unknown): TextLanguage {
       reportedSpeech: compile(claims.reportedSpeech),
     },
     grammar: data.extraction ?? null,
+    compile,
   };
 }
 
@@ -238,6 +242,7 @@ export const NEUTRAL: TextLanguage = {
   pastEvent: null,
   claims: null,
   grammar: null,
+  compile: (pattern) => new RegExp(pattern.source, pattern.flags ?? ''),
 };
 
 /** The default language: texts without clear signs of another are read as English. */
