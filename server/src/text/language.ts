@@ -279,13 +279,27 @@ const MIN_STOPWORDS = 2;
  * notes, names and codes keep the English default.
  */
 export function detectLanguage(text: string): TextLanguage {
+  // A write reads its text twice (assessment, extraction): the second time is free.
+  if (text === lastText) return lastLanguage;
+  const language = detect(text);
+  lastText = text;
+  lastLanguage = language;
+  return language;
+}
+
+let lastText: string | undefined;
+let lastLanguage: TextLanguage = ENGLISH;
+
+function detect(text: string): TextLanguage {
   const all = words(text);
   let latin = 0;
   let otherScript = 0;
   let english = 0;
   const others = new Map<string, number>();
   for (const word of all) {
-    if (LATIN.test(word)) latin += 1;
+    const first = word.charCodeAt(0);
+    // Words are lower case: an ASCII letter first needs no regular expression.
+    if ((first >= 0x61 && first <= 0x7a) || LATIN.test(word)) latin += 1;
     else if (LETTER.test(word)) otherScript += 1;
     if (ENGLISH.stopwords.has(word)) english += 1;
     for (const code of OTHER_STOPWORDS.get(word) ?? [])
