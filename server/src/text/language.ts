@@ -89,6 +89,11 @@ const LanguageDataSchema = z.object({
   /** `porter2`: Snowball English, as PostgreSQL's `english` configuration; `none`: words as they are. */
   stemmer: z.enum(['porter2', 'none']),
   stopwords: WordsSchema,
+  /**
+   * What else tells the language apart, for detection only: common words that are not stop words
+   * ("wohnt", "heute"), and letters the language uses and English does not ("ß").
+   */
+  detection: z.object({ words: WordsSchema, letters: z.string() }).optional(),
   /** Words that carry no information on their own beyond the stop words ("thanks", "okay"). */
   filler: WordsSchema,
   /** Pieces of patterns, inserted where a pattern says {{NAME}}. */
@@ -116,6 +121,13 @@ const DetectionSchema = z.object({
   /** Languages recognised by their stop words although no rules exist for them: read neutrally. */
   stopwords: z.record(WordsSchema),
 });
+
+/** A language's words and letters as detection counts them. */
+interface Evidence {
+  code: string;
+  words: string[];
+  letters: string;
+}
 
 type LanguageData = z.infer<typeof LanguageDataSchema>;
 /** A regular expression as data: its source (with {{NAME}} fragments) and flags. */
@@ -177,8 +189,7 @@ function expand(source: string, fragments: Record<string, string>, depth = 0): s
 
 const unchanged = (word: string) => word;
 
-function compileLanguage(raw: unknown): TextLanguage {
-  const data: LanguageData = LanguageDataSchema.parse(raw);
+function compileLanguage(data: LanguageData): TextLanguage {
   const compile = (pattern: Pattern) =>
     new RegExp(expand(pattern.source, data.fragments), pattern.flags ?? '');
   const stopwords = new Set(data.stopwords);
@@ -246,36 +257,58 @@ export const NEUTRAL: TextLanguage = {
 };
 
 /** The default language: texts without clear signs of another are read as English. */
-export const ENGLISH = compileLanguage(english);
-export const GERMAN = compileLanguage(german);
+const englishData = LanguageDataSchema.parse(english);
+const germanData = LanguageDataSchema.parse(german);
+export const ENGLISH = compileLanguage(englishData);
+export const GERMAN = compileLanguage(germanData);
 
 const LANGUAGES = new Map<string, TextLanguage>([
   [ENGLISH.code, ENGLISH],
   [GERMAN.code, GERMAN],
 ]);
 
-/** Per word, the languages whose stop words include it (English aside). */
-const OTHER_STOPWORDS = new Map<string, string[]>();
-for (const [code, list] of [
-  [GERMAN.code, [...GERMAN.stopwords]] as const,
-  ...Object.entries(DetectionSchema.parse(detection).stopwords),
-]) {
-  for (const word of list) {
-    const codes = OTHER_STOPWORDS.get(word) ?? [];
-    if (!codes.includes(code)) codes.push(code);
-    OTHER_STOPWORDS.set(word, codes);
+const EVIDENCE: Evidence[] = [
+  ...[germanData].map((data) => ({
+    code: data.code,
+    words: [...data.stopwords, ...(data.detection?.words ?? [])],
+    letters: data.detection?.letters ?? '',
+  })),
+  ...Object.entries(DetectionSchema.parse(detection).stopwords).map(([code, list]) => ({
+    code,
+    words: list,
+    letters: '',
+  })),
+];
+
+/** Per word, and per letter, the languages it speaks for (English aside). */
+const OTHER_WORDS = new Map<string, string[]>();
+const OTHER_LETTERS = new Map<string, string[]>();
+for (const { code, words: list, letters } of EVIDENCE) {
+  for (const [map, keys] of [
+    [OTHER_WORDS, list],
+    [OTHER_LETTERS, [...letters]],
+  ] as const) {
+    for (const key of keys) {
+      const codes = map.get(key) ?? [];
+      if (!codes.includes(code)) codes.push(code);
+      map.set(key, codes);
+    }
   }
 }
+/** Any letter of OTHER_LETTERS, to find them with one search. */
+const SPECIAL_LETTERS =
+  OTHER_LETTERS.size > 0 ? new RegExp(`[${[...OTHER_LETTERS.keys()].join('')}]`, 'u') : null;
 
 const LATIN = /\p{Script=Latin}/u;
 const LETTER = /\p{L}/u;
-/** Fewer stop words than this never outvote the English default. */
-const MIN_STOPWORDS = 2;
+/** Less evidence than this never outvotes the English default. */
+const MIN_EVIDENCE = 2;
 
 /**
  * The language a text is written in, cheaply: words mostly in a script other than Latin mean a
- * language we have no rules for (neutral); Latin words are English unless another language's stop
- * words clearly outnumber English ones (at least two, and more than the English ones), so short
+ * language we have no rules for (neutral); Latin words are English unless another language's
+ * evidence (its stop words, its detection words, a word with one of its letters) clearly
+ * outweighs the English stop words (at least two, and more than the English ones), so short
  * notes, names and codes keep the English default.
  */
 export function detectLanguage(text: string): TextLanguage {
@@ -296,22 +329,26 @@ function detect(text: string): TextLanguage {
   let otherScript = 0;
   let english = 0;
   const others = new Map<string, number>();
+  // A language's letters count once per text: names carry them too ("Müller", "Köln").
+  const lettersOf = new Set<string>();
   for (const word of all) {
     const first = word.charCodeAt(0);
     // Words are lower case: an ASCII letter first needs no regular expression.
     if ((first >= 0x61 && first <= 0x7a) || LATIN.test(word)) latin += 1;
     else if (LETTER.test(word)) otherScript += 1;
     if (ENGLISH.stopwords.has(word)) english += 1;
-    for (const code of OTHER_STOPWORDS.get(word) ?? [])
-      others.set(code, (others.get(code) ?? 0) + 1);
+    for (const code of OTHER_WORDS.get(word) ?? []) others.set(code, (others.get(code) ?? 0) + 1);
+    const letter = SPECIAL_LETTERS?.exec(word)?.[0];
+    for (const code of (letter && OTHER_LETTERS.get(letter)) || []) lettersOf.add(code);
   }
   if (otherScript > latin) return NEUTRAL;
+  for (const code of lettersOf) others.set(code, (others.get(code) ?? 0) + 1);
   let best: string | null = null;
   let bestCount = 0;
   for (const [code, count] of others) {
     if (count > bestCount) [best, bestCount] = [code, count];
   }
-  if (best === null || bestCount < MIN_STOPWORDS || bestCount <= english) return ENGLISH;
+  if (best === null || bestCount < MIN_EVIDENCE || bestCount <= english) return ENGLISH;
   return LANGUAGES.get(best) ?? NEUTRAL;
 }
 
