@@ -10,10 +10,18 @@ import english from './lang/en.json' with { type: 'json' };
 const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
+/**
+ * Vowel signs and viramas (Devanagari "हूँ", Thai, Tamil...) are combining marks, not letters: a
+ * word runs on through them. Variation selectors (emoji presentation) are marks that end it.
+ */
+const COMBINING_MARK = /(?![\uFE00-\uFE0F])[\p{Mn}\p{Mc}]/u;
+const WORD_WITH_MARKS =
+  /[\p{L}\p{N}](?:(?![\uFE00-\uFE0F])[\p{L}\p{N}\p{Mn}\p{Mc}])*(?:['’](?:(?![\uFE00-\uFE0F])[\p{L}\p{Mn}\p{Mc}])+)?/gu;
 
 /** Lower-cased NFKC words; apostrophe contractions stay one token ("don't"). */
 export function words(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
+  const normal = text.normalize('NFKC').toLowerCase();
+  return normal.match(COMBINING_MARK.test(normal) ? WORD_WITH_MARKS : WORD) ?? [];
 }
 
 /** English stop words (the default language's; see language.ts for the others). */
