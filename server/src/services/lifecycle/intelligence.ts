@@ -58,6 +58,8 @@ export interface AssessInput {
   effectiveAt: Date | null;
   /** Set for children of extraction. */
   extracted?: boolean;
+  /** The parent's language, for its children: a short clause says too little to tell. */
+  language?: TextLanguage;
 }
 
 function sourceWeight(input: AssessInput): number {
@@ -75,7 +77,7 @@ function sourceWeight(input: AssessInput): number {
  * (≥ 0.4), low.
  */
 export function assessMemory(input: AssessInput, now = new Date()): MemoryAssessment {
-  const language = detectLanguage(input.text);
+  const language = input.language ?? detectLanguage(input.text);
   const { confidence, correction } = assessConfidence(input.text, input.memoryType, language);
   const pinned = input.memoryType === 'pin' || input.importance >= AUTO_PIN_IMPORTANCE;
   const volatility = assessVolatility(
