@@ -257,18 +257,14 @@ export const NEUTRAL: TextLanguage = {
 };
 
 /** The default language: texts without clear signs of another are read as English. */
-const englishData = LanguageDataSchema.parse(english);
-const germanData = LanguageDataSchema.parse(german);
-export const ENGLISH = compileLanguage(englishData);
-export const GERMAN = compileLanguage(germanData);
-
-const LANGUAGES = new Map<string, TextLanguage>([
-  [ENGLISH.code, ENGLISH],
-  [GERMAN.code, GERMAN],
-]);
+export const ENGLISH = compileLanguage(LanguageDataSchema.parse(english));
+/** Languages with rules besides English. */
+const OTHER_DATA = [LanguageDataSchema.parse(german)];
+const LANGUAGES = new Map(OTHER_DATA.map((data) => [data.code, compileLanguage(data)]));
+export const GERMAN = LANGUAGES.get('de')!;
 
 const EVIDENCE: Evidence[] = [
-  ...[germanData].map((data) => ({
+  ...OTHER_DATA.map((data) => ({
     code: data.code,
     words: [...data.stopwords, ...(data.detection?.words ?? [])],
     letters: data.detection?.letters ?? '',
@@ -350,9 +346,4 @@ function detect(text: string): TextLanguage {
   }
   if (best === null || bestCount < MIN_EVIDENCE || bestCount <= english) return ENGLISH;
   return LANGUAGES.get(best) ?? NEUTRAL;
-}
-
-/** The language with this code, or neutral when there are no rules for it. */
-export function languageByCode(code: string): TextLanguage {
-  return LANGUAGES.get(code) ?? NEUTRAL;
 }
