@@ -276,24 +276,19 @@ const EVIDENCE: Evidence[] = [
   })),
 ];
 
-/** Per word, and per letter, the languages it speaks for (English aside). */
+/** Per word, the languages it speaks for (English aside). */
 const OTHER_WORDS = new Map<string, string[]>();
-const OTHER_LETTERS = new Map<string, string[]>();
-for (const { code, words: list, letters } of EVIDENCE) {
-  for (const [map, keys] of [
-    [OTHER_WORDS, list],
-    [OTHER_LETTERS, [...letters]],
-  ] as const) {
-    for (const key of keys) {
-      const codes = map.get(key) ?? [];
-      if (!codes.includes(code)) codes.push(code);
-      map.set(key, codes);
-    }
+for (const { code, words: list } of EVIDENCE) {
+  for (const word of list) {
+    const codes = OTHER_WORDS.get(word) ?? [];
+    if (!codes.includes(code)) codes.push(code);
+    OTHER_WORDS.set(word, codes);
   }
 }
-/** Any letter of OTHER_LETTERS, to find them with one search. */
-const SPECIAL_LETTERS =
-  OTHER_LETTERS.size > 0 ? new RegExp(`[${[...OTHER_LETTERS.keys()].join('')}]`, 'u') : null;
+/** Per language with letters of its own, a search for any of them. */
+const OTHER_LETTERS = EVIDENCE.filter((evidence) => evidence.letters !== '').map(
+  ({ code, letters }) => ({ code, pattern: new RegExp(`[${letters}]`, 'iu') }),
+);
 
 const LATIN = /\p{Script=Latin}/u;
 const LETTER = /\p{L}/u;
@@ -325,8 +320,6 @@ function detect(text: string): TextLanguage {
   let otherScript = 0;
   let english = 0;
   const others = new Map<string, number>();
-  // A language's letters count once per text: names carry them too ("Müller", "Köln").
-  const lettersOf = new Set<string>();
   for (const word of all) {
     const first = word.charCodeAt(0);
     // Words are lower case: an ASCII letter first needs no regular expression.
@@ -334,11 +327,12 @@ function detect(text: string): TextLanguage {
     else if (LETTER.test(word)) otherScript += 1;
     if (ENGLISH.stopwords.has(word)) english += 1;
     for (const code of OTHER_WORDS.get(word) ?? []) others.set(code, (others.get(code) ?? 0) + 1);
-    const letter = SPECIAL_LETTERS?.exec(word)?.[0];
-    for (const code of (letter && OTHER_LETTERS.get(letter)) || []) lettersOf.add(code);
   }
   if (otherScript > latin) return NEUTRAL;
-  for (const code of lettersOf) others.set(code, (others.get(code) ?? 0) + 1);
+  // A language's letters count once per text: names carry them too ("Müller", "Köln").
+  for (const { code, pattern } of OTHER_LETTERS) {
+    if (pattern.test(text)) others.set(code, (others.get(code) ?? 0) + 1);
+  }
   let best: string | null = null;
   let bestCount = 0;
   for (const [code, count] of others) {
