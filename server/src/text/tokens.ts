@@ -4,26 +4,28 @@
  */
 
 import { createRequire } from 'node:module';
+import english from './lang/en.json' with { type: 'json' };
 
 // A CommonJS function without type declarations; typed here once.
 const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
+/**
+ * Vowel signs and viramas (Devanagari "हूँ", Thai, Tamil...) are combining marks, not letters: a
+ * word runs on through them. Variation selectors (emoji presentation) are marks that end it.
+ */
+const COMBINING_MARK = /(?![\uFE00-\uFE0F])[\p{Mn}\p{Mc}]/u;
+const WORD_WITH_MARKS =
+  /[\p{L}\p{N}](?:(?![\uFE00-\uFE0F])[\p{L}\p{N}\p{Mn}\p{Mc}])*(?:['’](?:(?![\uFE00-\uFE0F])[\p{L}\p{Mn}\p{Mc}])+)?/gu;
 
 /** Lower-cased NFKC words; apostrophe contractions stay one token ("don't"). */
 export function words(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
+  const normal = text.normalize('NFKC').toLowerCase();
+  return normal.match(COMBINING_MARK.test(normal) ? WORD_WITH_MARKS : WORD) ?? [];
 }
 
-export const STOPWORDS = new Set(
-  (
-    'a an and are as at be been being but by can could did do does doing for from had has have having he her hers him his how i ' +
-    'if in into is it its itself just me my myself no nor not of off on once only or our ours ourselves out over own same she ' +
-    'should so some such than that the their theirs them themselves then there these they this those through to too under until ' +
-    'up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
-    "i'm i've i'd i'll it's that's don't doesn't didn't isn't aren't wasn't weren't can't won't"
-  ).split(' '),
-);
+/** English stop words (the default language's; see language.ts for the others). */
+export const STOPWORDS: ReadonlySet<string> = new Set(english.stopwords);
 
 /** Stems already computed: a memory's words repeat across writes, queries and reranks. */
 const stems = new Map<string, string>();

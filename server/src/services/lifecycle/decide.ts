@@ -1,7 +1,7 @@
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
 import type { NearestMemory } from '../../db/queries/memory-writes.js';
 import { lexicalSimilarity } from '../../text/canonical.js';
-import { contentStems, words } from '../../text/tokens.js';
+import { words } from '../../text/tokens.js';
 import { claimKey, isReportedSpeech, type Claim } from './analysis.js';
 import type { MemoryAssessment } from './intelligence.js';
 
@@ -181,11 +181,13 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
   // Refinement: same fact, more detail. Not between records of what someone said: two
   // utterances are two events, however much the second repeats of the first (and every turn of
   // one speaker shares the speaker's name).
-  if (isReportedSpeech(input.text)) return { kind: 'insert', supersede: [] };
-  const mine = new Set(contentStems(input.text));
+  // Both texts are read by the new text's language: the one whose words decide what it says.
+  const { language } = input.assessment;
+  if (isReportedSpeech(input.text, language)) return { kind: 'insert', supersede: [] };
+  const mine = new Set(language.contentStems(input.text));
   for (const candidate of input.nearest) {
-    if (candidate.chunkCount !== 1 || isReportedSpeech(candidate.text)) continue;
-    const theirs = new Set(contentStems(candidate.text));
+    if (candidate.chunkCount !== 1 || isReportedSpeech(candidate.text, language)) continue;
+    const theirs = new Set(language.contentStems(candidate.text));
     if (theirs.size >= 2 && coverage(theirs, mine) >= 0.8 && mine.size >= theirs.size + 2) {
       return { kind: 'merge', memoryId: candidate.memoryId, previousText: candidate.text };
     }

@@ -1,4 +1,5 @@
 import type { MemoryMetadata } from '../../db/schema/index.js';
+import { detectLanguage, type TextLanguage } from '../../text/language.js';
 import {
   assessConfidence,
   assessVolatility,
@@ -45,6 +46,8 @@ export interface MemoryAssessment {
   priorityTier: 'critical' | 'high' | 'normal' | 'low';
   /** The wording corrects something ("actually", "I meant", memory_type correction). */
   correction: boolean;
+  /** The language whose rules read the text (neutral when it has none). */
+  language: TextLanguage;
 }
 
 export interface AssessInput {
@@ -55,6 +58,8 @@ export interface AssessInput {
   effectiveAt: Date | null;
   /** Set for children of extraction. */
   extracted?: boolean;
+  /** The parent's language, for its children: a short clause says too little to tell. */
+  language?: TextLanguage;
 }
 
 function sourceWeight(input: AssessInput): number {
@@ -72,14 +77,16 @@ function sourceWeight(input: AssessInput): number {
  * (≥ 0.4), low.
  */
 export function assessMemory(input: AssessInput, now = new Date()): MemoryAssessment {
-  const { confidence, correction } = assessConfidence(input.text, input.memoryType);
+  const language = input.language ?? detectLanguage(input.text);
+  const { confidence, correction } = assessConfidence(input.text, input.memoryType, language);
   const pinned = input.memoryType === 'pin' || input.importance >= AUTO_PIN_IMPORTANCE;
   const volatility = assessVolatility(
     input.text,
     pinned ? 'pin' : input.memoryType,
     input.effectiveAt ?? now,
+    language,
   );
-  const claims = extractClaims(input.text);
+  const claims = extractClaims(input.text, language);
   const weight = sourceWeight(input);
   const x =
     confidence * weight * (TYPE_PRIORITY[input.memoryType] ?? 1) * Math.pow(input.importance, 0.25);
@@ -103,5 +110,6 @@ export function assessMemory(input: AssessInput, now = new Date()): MemoryAssess
     priorityScore,
     priorityTier,
     correction,
+    language,
   };
 }

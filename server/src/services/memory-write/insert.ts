@@ -82,6 +82,7 @@ export function planInsert(
         metadata,
         effectiveAt,
         extracted: true,
+        language: write.assessment.language,
       },
       now,
     );
