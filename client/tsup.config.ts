@@ -25,7 +25,11 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   platform: 'neutral',
   target: 'es2022',
-  dts: { resolve: ['@mnemo/contract'] },
+  // The contract's types are inlined into the declarations (it is not a package of its own), so a
+  // customer's \`tsc\` sees real types; they refer only to zod and @ts-rest/core, dependencies here.
+  // A path mapping (not a package lookup, which would mark a workspace symlink external) is what
+  // makes the declaration bundler read the contract's source.
+  dts: { compilerOptions: { paths: { '@mnemo/contract': ['../contract/src/index.ts'] } } },
   noExternal: ['@mnemo/contract'],
   external: ['@modelcontextprotocol/sdk', 'zod', '@ts-rest/core'],
   esbuildPlugins: [contractRuntime],

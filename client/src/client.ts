@@ -81,6 +81,8 @@ export interface ClientOptions {
    * How `search.query` and `context.get` travel: `rest`, `mcp` (the hosted MCP tools), or
    * `hybrid` (MCP for simple searches, REST for searches with filters, search_mode, min_score,
    * retrieval_profile, page or page_size, and REST again when MCP fails). Every other call is REST.
+   * `mcp` and `hybrid` use the optional peer dependency `@modelcontextprotocol/sdk`; hybrid opens
+   * its session in the background (no call waits for it) and stays on REST without the package.
    * @default 'hybrid'
    */
   transport?: TransportKind | undefined;
@@ -252,15 +254,39 @@ export class MemoryClient {
    *
    * @example
    * ```ts
-   * import { contract, type Memory } from '@mnemo/contract';
-   * const memory = await client.request<Memory>(contract.memories.getMemory, { params: { id } });
+   * import type { Memory } from '@mnemo/client';
+   * const memory = await client.request<Memory>(
+   *   { method: 'GET', path: '/v1/memories/:id' },
+   *   { params: { id } },
+   * );
    * ```
    */
   async request<T>(route: RouteRef, spec: RequestSpec = {}): Promise<T> {
     return (await this.#rest.request<T>(route, spec)).data;
   }
 
-  /** Ends the MCP session, if one was opened. The client stays usable (a new session opens on demand). */
+  /**
+   * Opens the MCP session now, so that the next simple searches of the `hybrid` transport go over
+   * MCP from the start (otherwise the first one opens it in the background and is served over
+   * REST). Not needed for correctness; rejects when the session cannot open (for example
+   * `MCP_SDK_MISSING` when the optional `@modelcontextprotocol/sdk` is not installed). Does
+   * nothing with the `rest` transport.
+   *
+   * @example
+   * ```ts
+   * const client = new MemoryClient();
+   * await client.connect(); // at start-up, off the path of the first user request
+   * ```
+   */
+  async connect(options?: Pick<RequestOptions, 'signal' | 'timeoutMs'>): Promise<void> {
+    if (this.transport === 'rest') return;
+    await this.#mcp.connect(options);
+  }
+
+  /**
+   * Ends the MCP session, if one was opened (an open session holds a connection that keeps a
+   * Node process running). The client stays usable (a new session opens on demand).
+   */
   close(): Promise<void> {
     return this.#mcp.close();
   }

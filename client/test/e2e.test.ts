@@ -70,12 +70,19 @@ describeDb('MemoryClient end to end', () => {
     });
     expect(replay.memory_id).toBe(again.memory_id);
 
+    // Hybrid: the first simple search does not wait for the MCP handshake.
+    const first = await client.search.query({ query: 'peanut allergy', ownerId: 'jane', top_k: 3 });
+    expect(client.lastSearchTransport).toBe('rest');
+    await client.connect();
     const viaMcp = await client.search.query({
       query: 'peanut allergy',
       ownerId: 'jane',
       top_k: 3,
     });
     expect(client.lastSearchTransport).toBe('mcp');
+    expect(viaMcp.results.map((hit) => hit.memory_id)).toEqual(
+      first.results.map((hit) => hit.memory_id),
+    );
     const viaRest = await client.search.query({
       query: 'peanut allergy',
       ownerId: 'jane',

@@ -1,7 +1,8 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  APIConnectionError,
   APITimeoutError,
   APIUserAbortError,
   AuthenticationError,
@@ -124,6 +125,7 @@ describe('hybrid routing', () => {
     const mcp = standardMcp();
     const rest = restServer();
     const api = client();
+    await api.connect();
     const result = await api.search.query({
       query: 'seat',
       ownerId: 'u_42',
@@ -146,30 +148,58 @@ describe('hybrid routing', () => {
   it('the result has the same shape over MCP and over REST', async () => {
     standardMcp();
     restServer();
-    const viaMcp = await client().search.query({ query: 'seat' });
+    const viaMcp = await client({ transport: 'mcp' }).search.query({ query: 'seat' });
     const viaRest = await client({ transport: 'rest' }).search.query({ query: 'seat' });
     expect(Object.keys(viaMcp).sort()).toEqual(Object.keys(viaRest).sort());
     expect({ ...viaMcp, request_id: 'x' }).toEqual({ ...viaRest, request_id: 'x' });
-    const ctxMcp = await client().context.get({ query: 'seat' });
+    const ctxMcp = await client({ transport: 'mcp' }).context.get({ query: 'seat' });
     const ctxRest = await client({ transport: 'rest' }).context.get({ query: 'seat' });
     expect({ ...ctxMcp, request_id: 'x' }).toEqual({ ...ctxRest, request_id: 'x' });
     expect(ctxRest.request_id).toBe('req-rest');
     expect(ctxMcp.request_id).toBe('req-mcp');
   });
 
-  it('opens the MCP session lazily, reuses it, and close() ends it with DELETE', async () => {
+  it('the first simple search is served over REST while the session opens in the background', async () => {
+    let answerInitialize = () => {};
+    const initializeHeld = new Promise<void>((release) => (answerInitialize = release));
+    const mcp = mcpServer((name) =>
+      toolResult({ ...(name === 'get_context' ? contextResponse : searchResponse), request_id: 'req-mcp' }),
+    );
+    // The handshake cannot finish until the test says so: the search must not wait for it.
+    server.use(
+      http.post(`${BASE_URL}/v1/mcp`, async ({ request }) => {
+        const message = (await request.clone().json()) as RpcMessage;
+        if (message.method === 'initialize') await initializeHeld;
+        return undefined;
+      }),
+    );
+    const rest = restServer();
+    const api = client();
+    const first = await api.search.query({ query: 'a' });
+    expect(api.lastSearchTransport).toBe('rest');
+    expect(first.request_id).toBe('req-rest');
+    expect(rest.map((call) => call.path)).toEqual(['/v1/search']);
+    expect(mcp.messages).toEqual([]);
+    answerInitialize();
+    await api.connect(); // waits for the handshake already under way, opens no second one
+    const second = await api.search.query({ query: 'b' });
+    expect(api.lastSearchTransport).toBe('mcp');
+    expect(second.request_id).toBe('req-mcp');
+    expect(mcp.messages.filter((message) => message.method === 'initialize')).toHaveLength(1);
+    await api.close();
+  });
+
+  it('opens the MCP session once, reuses it, and close() ends it with DELETE', async () => {
     const mcp = standardMcp();
+    restServer();
     const api = client();
     expect(mcp.messages).toEqual([]);
     await api.search.query({ query: 'a' });
+    await api.connect();
     await api.context.get({ query: 'b' });
     await api.search.query({ query: 'c' });
     expect(mcp.messages.filter((message) => message.method === 'initialize')).toHaveLength(1);
-    expect(mcp.toolCalls.map((call) => call.name)).toEqual([
-      'search_memories',
-      'get_context',
-      'search_memories',
-    ]);
+    expect(mcp.toolCalls.map((call) => call.name)).toEqual(['get_context', 'search_memories']);
     await api.close();
     expect(mcp.deleted).toEqual([SESSION]);
     await api.close(); // twice is fine
@@ -201,7 +231,7 @@ describe('hybrid routing', () => {
     expect(isSimpleSearch({ query: 'q', explain: false })).toBe(false);
   });
 
-  it('an MCP transport failure falls back to REST for that call', async () => {
+  it('an MCP session that cannot open leaves searches on REST', async () => {
     server.use(
       http.post(`${BASE_URL}/v1/mcp`, () =>
         HttpResponse.json(envelope('INTERNAL', 'boom'), { status: 500 }),
@@ -209,10 +239,29 @@ describe('hybrid routing', () => {
     );
     const rest = restServer();
     const api = client();
+    await expect(api.connect()).rejects.toMatchObject({ code: 'INTERNAL', status: 500 });
     const result = await api.search.query({ query: 'seat' });
     expect(api.lastSearchTransport).toBe('rest');
     expect(rest).toHaveLength(1);
     expect(result.request_id).toBe('req-rest');
+  });
+
+  it('an MCP call that fails on an open session falls back to REST for that call', async () => {
+    let failNext = false;
+    const mcp = mcpServer(() =>
+      failNext
+        ? HttpResponse.json(envelope('INTERNAL', 'boom'), { status: 500 })
+        : toolResult({ ...searchResponse, request_id: 'req-mcp' }),
+    );
+    const rest = restServer();
+    const api = client();
+    await api.connect();
+    failNext = true;
+    const result = await api.search.query({ query: 'seat' });
+    expect(mcp.toolCalls).toHaveLength(1);
+    expect(api.lastSearchTransport).toBe('rest');
+    expect(result.request_id).toBe('req-rest');
+    expect(rest).toHaveLength(1);
   });
 
   it('an MCP tool error falls back to REST too', async () => {
@@ -225,6 +274,7 @@ describe('hybrid routing', () => {
     }));
     const rest = restServer();
     const api = client();
+    await api.connect();
     await expect(api.context.get({ query: 'seat' })).resolves.toMatchObject({
       context_text: contextResponse.context_text,
     });
@@ -232,7 +282,7 @@ describe('hybrid routing', () => {
     expect(rest.map((call) => call.path)).toEqual(['/v1/context']);
   });
 
-  it('an unreachable MCP endpoint falls back, and the next call tries MCP again', async () => {
+  it('an unreachable MCP endpoint leaves searches on REST, and a later search tries to open it again', async () => {
     let failures = 0;
     server.use(
       http.post(`${BASE_URL}/v1/mcp`, () => {
@@ -243,9 +293,13 @@ describe('hybrid routing', () => {
     const rest = restServer();
     const api = client();
     await api.search.query({ query: 'a' });
+    await expect(api.connect()).rejects.toBeInstanceOf(APIConnectionError);
+    const triesAfterFirst = failures;
+    expect(triesAfterFirst).toBeGreaterThan(0);
     await api.search.query({ query: 'b' });
-    expect(failures).toBe(2);
+    await vi.waitFor(() => expect(failures).toBeGreaterThan(triesAfterFirst));
     expect(rest).toHaveLength(2);
+    expect(api.lastSearchTransport).toBe('rest');
   });
 
   it("transport 'rest' never uses MCP", async () => {
@@ -312,7 +366,9 @@ describe('hybrid routing', () => {
     mcpServer(() => new Promise<Response>(() => undefined));
     const rest = restServer();
     const controller = new AbortController();
-    const pending = client().search.query({ query: 'seat' }, { signal: controller.signal });
+    const api = client();
+    await api.connect();
+    const pending = api.search.query({ query: 'seat' }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
     await expect(pending).rejects.toBeInstanceOf(APIUserAbortError);
     expect(rest).toEqual([]);

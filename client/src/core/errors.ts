@@ -13,6 +13,7 @@ export type ClientErrorCode =
   | 'TIMEOUT'
   | 'ABORTED'
   | 'MCP_TOOL_ERROR'
+  | 'MCP_SDK_MISSING'
   | 'INVALID_OWNER_ID';
 
 /**

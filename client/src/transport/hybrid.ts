@@ -29,8 +29,11 @@ export type ServedBy = 'mcp' | 'rest';
 
 /**
  * Routes a search-like call: `rest` always REST; `mcp` always MCP (no fallback); `hybrid` MCP
- * for simple searches, REST for the rest, and REST again when MCP fails for any reason other than
- * the caller's abort. Both transports resolve to the REST response's shape plus `request_id`.
+ * for simple searches once the MCP session is open, REST for the rest, and REST again when MCP
+ * fails for any reason other than the caller's abort. Hybrid never makes a call wait for the MCP
+ * handshake: the first simple search starts opening the session in the background and is served
+ * over REST meanwhile (and for good when the optional MCP SDK is not installed). Both transports
+ * resolve to the REST response's shape plus `request_id`.
  */
 export class SearchRouter {
   /** Which transport served the most recent call. */
@@ -48,7 +51,11 @@ export class SearchRouter {
     payload: object,
     options: RequestOptions = {},
   ): Promise<T & { request_id?: string | undefined }> {
-    const useMcp = this.kind === 'mcp' || (this.kind === 'hybrid' && isSimpleSearch(payload));
+    let useMcp = this.kind === 'mcp';
+    if (this.kind === 'hybrid' && isSimpleSearch(payload)) {
+      useMcp = this.mcp.ready;
+      if (!useMcp) this.mcp.warm();
+    }
     if (useMcp) {
       try {
         const structured = await this.mcp.callTool(

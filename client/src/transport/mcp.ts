@@ -29,21 +29,102 @@ interface Session {
   transport: StreamableHTTPClientTransport;
 }
 
+interface McpSdk {
+  Client: typeof Client;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+}
+
+/** The optional peer dependency that carries the MCP protocol. */
+export const MCP_SDK_PACKAGE = '@modelcontextprotocol/sdk';
+
+/**
+ * Loads the MCP SDK, an optional peer dependency. The specifiers are held in variables so that
+ * bundlers neither require the package at build time nor pull it into browser bundles of
+ * REST-only apps; the bundler comments keep webpack and Vite from warning about it.
+ */
+async function loadSdk(): Promise<McpSdk> {
+  const clientModule = `${MCP_SDK_PACKAGE}/client/index.js`;
+  const transportModule = `${MCP_SDK_PACKAGE}/client/streamableHttp.js`;
+  try {
+    const [{ Client }, { StreamableHTTPClientTransport }] = (await Promise.all([
+      import(/* webpackIgnore: true */ /* @vite-ignore */ clientModule),
+      import(/* webpackIgnore: true */ /* @vite-ignore */ transportModule),
+    ])) as [McpSdk, McpSdk];
+    return { Client, StreamableHTTPClientTransport };
+  } catch (cause) {
+    throw new MnemoError({
+      code: 'MCP_SDK_MISSING',
+      message:
+        `The MCP transport needs the optional package ${MCP_SDK_PACKAGE}: ` +
+        `npm install ${MCP_SDK_PACKAGE} (or use transport: 'rest')`,
+      cause,
+    });
+  }
+}
+
 /**
  * The MCP transport: calls the hosted tools (`search_memories`, `get_context`) at
  * `{baseUrl}/v1/mcp` with the MCP SDK's `Client` over streamable HTTP. The session is opened on
- * the first call and reused; `close()` ends it (DELETE). A failed connection is forgotten so that
- * the next call opens a new one. A tool error becomes the same `MnemoError` subclass REST would
- * throw, read from the error envelope the server puts in the result's second text part.
+ * the first call (or ahead of it by `warm()`) and reused; `close()` ends it (DELETE). A failed
+ * connection is forgotten so that the next call opens a new one. A tool error becomes the same
+ * `MnemoError` subclass REST would throw, read from the error envelope the server puts in the
+ * result's second text part.
  */
 export class McpTransport {
   #session: Promise<Session> | undefined;
+  /** The session once its handshake finished: hybrid routes over MCP only then. */
+  #ready: Session | undefined;
+  /** Aborts a handshake still running when `close()` is called. */
+  #opening: AbortController | undefined;
+  /** Set once the SDK failed to load: it will not load later either. */
+  #missingSdk: MnemoError | undefined;
 
   constructor(readonly options: McpTransportOptions) {}
 
   /** True once a session was opened (or is being opened). */
   get connected(): boolean {
     return this.#session !== undefined;
+  }
+
+  /** True when a session has finished its handshake and a tool call needs no round trip first. */
+  get ready(): boolean {
+    return this.#ready !== undefined;
+  }
+
+  /** False once the MCP SDK turned out not to be installed. */
+  get available(): boolean {
+    return this.#missingSdk === undefined;
+  }
+
+  /**
+   * Starts opening the session in the background, if none is open or opening and the SDK can
+   * load; a failure is forgotten (the next `warm()` tries again). Never throws.
+   */
+  warm(): void {
+    if (this.#session !== undefined || this.#missingSdk !== undefined) return;
+    if (present([this.options.signal]).some((signal) => signal.aborted)) return;
+    this.#open(this.options.signal, this.options.timeoutMs).catch(() => {
+      this.#forget();
+    });
+  }
+
+  /** Opens the session now (or waits for the one being opened). */
+  async connect({
+    signal,
+    timeoutMs,
+  }: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined } = {}): Promise<void> {
+    const signals = [this.options.signal, signal];
+    throwIfAborted(signals);
+    const timeout = timeoutMs ?? this.options.timeoutMs;
+    const combined = anySignal(signals);
+    try {
+      await this.#open(combined.signal, timeout);
+    } catch (error) {
+      this.#forget();
+      throw this.#asError(error, signals, timeout);
+    } finally {
+      combined.dispose();
+    }
   }
 
   async callTool(
@@ -63,7 +144,7 @@ export class McpTransport {
       try {
         session = await this.#open(combined.signal, timeout);
       } catch (error) {
-        this.#session = undefined;
+        this.#forget();
         throw error;
       }
       let result;
@@ -74,7 +155,7 @@ export class McpTransport {
         });
       } catch (error) {
         // The session may be gone (expired, server restarted): start afresh next time.
-        this.#session = undefined;
+        this.#forget();
         void session.client.close().catch(() => undefined);
         throw error;
       }
@@ -88,49 +169,95 @@ export class McpTransport {
       }
       return structured as ToolResult;
     } catch (error) {
-      if (error instanceof MnemoError) throw error;
-      const aborted = present(signals).find((given) => given.aborted);
-      if (aborted) throw new APIUserAbortError({ cause: aborted.reason });
-      throw asMnemoError(error, timeout);
+      throw this.#asError(error, signals, timeout);
     } finally {
       combined.dispose();
     }
   }
 
-  /** Ends the session (HTTP DELETE) if one is open. Safe to call more than once. */
+  /**
+   * Ends the session (HTTP DELETE) if one is open, and abandons a handshake still running rather
+   * than waiting for it. Safe to call more than once.
+   */
   async close(): Promise<void> {
     const pending = this.#session;
-    this.#session = undefined;
+    const ready = this.#ready;
+    this.#opening?.abort();
+    this.#forget();
     if (!pending) return;
-    const session = await pending.catch(() => undefined);
+    const session = ready ?? (await pending.catch(() => undefined));
     if (!session) return;
     await session.transport.terminateSession().catch(() => undefined);
     await session.client.close().catch(() => undefined);
   }
 
-  #open(signal: AbortSignal, timeout: number): Promise<Session> {
-    this.#session ??= (async () => {
-      // Loaded on first use: REST-only users never load the MCP SDK.
-      const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-        import('@modelcontextprotocol/sdk/client/index.js'),
-        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-      ]);
+  #forget(): void {
+    this.#session = undefined;
+    this.#ready = undefined;
+    this.#opening = undefined;
+  }
+
+  #asError(
+    error: unknown,
+    signals: ReadonlyArray<AbortSignal | undefined>,
+    timeoutMs: number,
+  ): MnemoError {
+    if (error instanceof MnemoError) return error;
+    const aborted = present(signals).find((given) => given.aborted);
+    if (aborted) return new APIUserAbortError({ cause: aborted.reason });
+    return asMnemoError(error, timeoutMs);
+  }
+
+  /**
+   * The session, opened once: the handshake runs under its own controller (so `close()` can end
+   * it) and stops early when `signal` fires.
+   */
+  #open(signal: AbortSignal | undefined, timeout: number): Promise<Session> {
+    if (this.#missingSdk) return Promise.reject(this.#missingSdk);
+    if (this.#session) return this.#session;
+    const opening = new AbortController();
+    const handshake = anySignal([opening.signal, signal]);
+    this.#opening = opening;
+    const session = (async () => {
+      let sdk: McpSdk;
+      try {
+        sdk = await loadSdk();
+      } catch (error) {
+        this.#missingSdk = error as MnemoError;
+        throw error;
+      }
       const headers: Record<string, string> = {};
       if (this.options.apiKey !== undefined)
         headers.authorization = `Bearer ${this.options.apiKey}`;
       const fetch = this.options.fetch;
-      const transport = new StreamableHTTPClientTransport(
+      const transport = new sdk.StreamableHTTPClientTransport(
         new URL(`${this.options.baseUrl}/v1/mcp`),
         {
           requestInit: { headers },
           fetch: (url, init) => fetch(String(url), init ?? {}),
         },
       );
-      const client = new Client({ name: '@mnemo/client', version: this.options.clientVersion });
-      await client.connect(transport, { signal, timeout });
+      const client = new sdk.Client({ name: '@mnemo/client', version: this.options.clientVersion });
+      try {
+        await client.connect(transport, { signal: handshake.signal, timeout });
+      } catch (error) {
+        void client.close().catch(() => undefined);
+        throw error;
+      }
       return { client, transport };
-    })();
-    return this.#session;
+    })().finally(() => handshake.dispose());
+    this.#session = session;
+    session.then(
+      (opened) => {
+        // Only if this is still the current session: close() ends one it dropped meanwhile.
+        if (this.#session === session) {
+          this.#ready = opened;
+          this.#opening = undefined;
+        }
+      },
+      () => undefined,
+    );
+    return session;
   }
 }
 
