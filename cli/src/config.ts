@@ -12,7 +12,7 @@ export interface ResolvedConfig {
   timeoutMs: number | undefined;
   transport: TransportKind | undefined;
   /** Where each value came from, for `--verbose`-style diagnostics and tests. */
-  source: { baseUrl: string; apiKey: string };
+  source: { baseUrl: string; apiKey: string; configFile: string };
 }
 
 /** The config file: `$MNEMO_CONFIG`, else `$XDG_CONFIG_HOME/mnemo/config.json`, else `~/.config/mnemo/config.json`. */
@@ -115,6 +115,6 @@ export function resolveConfig(
     apiKey: apiKey.value,
     timeoutMs,
     transport,
-    source: { baseUrl: baseUrl.source, apiKey: apiKey.source },
+    source: { baseUrl: baseUrl.source, apiKey: apiKey.source, configFile: path },
   };
 }

@@ -1,6 +1,6 @@
 import { MemoryClient, type Fetch } from '@mnemo/client';
 import type { Command } from 'commander';
-import { resolveConfig, type ConfigFlags } from './config.js';
+import { ConfigError, resolveConfig, type ConfigFlags } from './config.js';
 import { Output, type Writer } from './output.js';
 
 /** What `run` talks to; `index.ts` passes the process's, tests pass their own. */
@@ -27,11 +27,20 @@ export interface App {
   context: RunContext;
 }
 
+/** Commands whose route is public (the spec's health routes): they run without an API key. */
+const PUBLIC_COMMANDS: ReadonlySet<string> = new Set(['health']);
+
 /** Builds the App of the command being run, from its global options (commander's optsWithGlobals). */
 export function appFor(command: Command, context: RunContext, clients: MemoryClient[]): App {
   const options = command.optsWithGlobals<GlobalOptions>();
   const output = new Output(context.stdout, context.stderr, options.json === true);
   const config = resolveConfig(options, context.env ?? {});
+  if (config.apiKey === undefined && !PUBLIC_COMMANDS.has(command.name())) {
+    // Said here rather than learnt from a 401: no request leaves without a key.
+    throw new ConfigError(
+      `no API key: set MNEMO_API_KEY or pass --api-key (or put apiKey in ${config.source.configFile})`,
+    );
+  }
   const client = new MemoryClient({
     baseUrl: config.baseUrl,
     // null, not undefined: the client would otherwise fall back to the real process.env.

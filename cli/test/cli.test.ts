@@ -227,6 +227,30 @@ describe('memory commands', () => {
 });
 
 describe('errors and usage', () => {
+  it('with no API key anywhere, says how to set one and sends no request', async () => {
+    let requests = 0;
+    server.use(
+      http.all(`${BASE_URL}/*`, () => {
+        requests++;
+        return HttpResponse.json({ results: [] });
+      }),
+    );
+    const empty = mkdtempSync(join(tmpdir(), 'mnemo-cli-nokey-'));
+    const { code, stdout, stderr } = await cli(['search', 'seat'], {
+      HOME: empty,
+      MNEMO_API_KEY: '',
+    });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      `error: no API key: set MNEMO_API_KEY or pass --api-key (or put apiKey in ${join(empty, '.config', 'mnemo', 'config.json')})\n`,
+    );
+    expect(requests).toBe(0);
+    // health is public: it runs without a key.
+    server.use(http.get(`${BASE_URL}/v1/health`, () => HttpResponse.json(health)));
+    expect((await cli(['health'], { HOME: empty, MNEMO_API_KEY: '' })).code).toBe(0);
+  });
+
   it('a 401 prints one friendly line and exits 1', async () => {
     server.use(
       http.get(`${BASE_URL}/v1/memories`, () =>

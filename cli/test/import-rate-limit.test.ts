@@ -1,9 +1,13 @@
 import { MemoryClient } from '@mnemo/client';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, envelope } from '../../client/test/fixtures.js';
 import { importRecords, parseImportFile } from '../src/commands/import.js';
+import { run } from '../src/run.js';
 
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
@@ -76,5 +80,68 @@ describe('import under rate limits', () => {
     expect(fake.waits()).toBe(0);
     expect(summary).toMatchObject({ imported: 1, failed: 2 });
     expect(summary.failures[0]?.reason).toMatch(/^CAP_EXCEEDED/);
+  });
+});
+
+describe('mnemo import tells the user why it waits', () => {
+  /** The first write is refused once with Retry-After: 1; every later one is admitted. */
+  function refusedOnce() {
+    const attempts: string[] = [];
+    server.use(
+      http.post(`${BASE_URL}/v1/memories`, async ({ request }) => {
+        const { idempotency_key: key } = (await request.json()) as { idempotency_key: string };
+        attempts.push(key);
+        if (attempts.length === 1) {
+          return HttpResponse.json(envelope('RATE_LIMITED', 'Rate limit exceeded'), {
+            status: 429,
+            headers: { 'retry-after': '1' },
+          });
+        }
+        return HttpResponse.json({
+          memory_id: crypto.randomUUID(),
+          stored: true,
+          extraction: { status: 'skipped', reason: 'user_disabled' },
+        });
+      }),
+    );
+    return attempts;
+  }
+
+  async function importFile(isTTY: boolean) {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-import-'));
+    const file = join(dir, 'two.jsonl');
+    writeFileSync(file, '{"text":"one","user_id":"u"}\n{"text":"two","user_id":"u"}\n');
+    let stdout = '';
+    let stderr = '';
+    const code = await run(['import', file, '--concurrency', '1'], {
+      stdout: { write: (chunk: string) => (stdout += chunk) },
+      stderr: { write: (chunk: string) => (stderr += chunk) },
+      env: { HOME: dir, MNEMO_BASE_URL: BASE_URL, MNEMO_API_KEY: 'k' },
+      isTTY,
+    });
+    return { code, stdout, stderr };
+  }
+
+  it('without a terminal: one line saying it waits, how long and why; the client does not retry silently first', async () => {
+    const attempts = refusedOnce();
+    const started = Date.now();
+    const { code, stderr, stdout } = await importFile(false);
+    expect(code).toBe(0);
+    expect(stderr).toBe(
+      'rate limited (429): waiting 1 s as the server asks (Retry-After), then going on\n',
+    );
+    expect(stdout).toMatch(/imported 2/);
+    // One refused attempt, its retry after the wait, the second record: no hidden client retries.
+    expect(attempts).toHaveLength(3);
+    expect(attempts[1]).toBe(attempts[0]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('on a terminal: the progress bar says it is rate limited and for how long', async () => {
+    refusedOnce();
+    const { code, stderr } = await importFile(true);
+    expect(code).toBe(0);
+    expect(stderr).toContain('rate limited (429): waiting 1 s as the server asks');
+    expect(stderr).toMatch(/2\/2 +imported 2/);
   });
 });

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { MnemoError, type AddMemoryParams, type MemoryClient } from '@mnemo/client';
+import {
+  APIConnectionError,
+  MnemoError,
+  type AddMemoryParams,
+  type MemoryClient,
+} from '@mnemo/client';
 import type { App } from '../context.js';
 import type { Writer } from '../output.js';
 import { positiveInt } from '../parse.js';
@@ -119,12 +124,14 @@ function progressBar(stream: Writer) {
   let shown = { done: 0, total: 0, summary: { imported: 0, deduped: 0, failed: 0 } };
   let waitingUntil = 0;
   let drawnLength = 0;
+  let ticker: ReturnType<typeof setInterval> | undefined;
   const draw = () => {
     const { done, total, summary } = shown;
     const width = 30;
     const filled = total === 0 ? width : Math.round((done / total) * width);
     const waitSeconds = Math.ceil((waitingUntil - Date.now()) / 1000);
-    const waiting = waitSeconds > 0 ? `  rate limited: waiting ${waitSeconds} s` : '';
+    const waiting =
+      waitSeconds > 0 ? `  rate limited (429): waiting ${waitSeconds} s as the server asks` : '';
     const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}  imported ${summary.imported}  deduped ${summary.deduped}  failed ${summary.failed}${waiting}`;
     // Spaces wipe what a longer previous line (a wait notice) left behind.
     stream.write(`\r${line}${' '.repeat(Math.max(0, drawnLength - line.length))}`);
@@ -143,14 +150,41 @@ function progressBar(stream: Writer) {
       last = now;
       draw();
     },
-    /** A rate limit holds the import for `waitMs` (0: it goes on). */
+    /** A rate limit holds the import for `waitMs` (0: it goes on); the countdown ticks each second. */
     wait(waitMs: number) {
       waitingUntil = waitMs > 0 ? Math.max(waitingUntil, Date.now() + waitMs) : waitingUntil;
       draw();
+      ticker ??= setInterval(() => {
+        draw();
+        if (Date.now() >= waitingUntil) {
+          clearInterval(ticker);
+          ticker = undefined;
+        }
+      }, 1000);
     },
     end() {
+      if (ticker) clearInterval(ticker);
       stream.write('\n');
     },
+  };
+}
+
+/**
+ * Without a progress bar: one stderr line when a rate-limit wait begins (several workers hitting
+ * the same limit at once make one wait, not one line each).
+ */
+function waitNotice(stream: Writer): (waitMs: number) => void {
+  let waitingUntil = 0;
+  return (waitMs) => {
+    const now = Date.now();
+    if (waitMs <= 0 || now < waitingUntil) {
+      waitingUntil = Math.max(waitingUntil, now + waitMs);
+      return;
+    }
+    waitingUntil = now + waitMs;
+    stream.write(
+      `rate limited (429): waiting ${Math.ceil(waitMs / 1000)} s as the server asks (Retry-After), then going on\n`,
+    );
   };
 }
 
@@ -166,31 +200,47 @@ export interface ImportOptions {
 
 /** Rate-limit waits one record may sit out before it counts as failed. */
 const MAX_RATE_LIMIT_WAITS = 20;
+/** Quick retries of a 5xx or a network failure, as the client would do them (2 by default). */
+const TRANSIENT_RETRIES = 2;
+const TRANSIENT_BASE_MS = 500;
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * One write that sits out the server's rate limits: a 429 `RATE_LIMITED` (which the client has
- * already retried briefly) waits the `Retry-After` the server sent and tries again, so a large
- * import under a plan's limits still completes. Other errors, including `CAP_EXCEEDED` (a daily
- * cap: waiting would take hours), are the record's failure. The idempotency key makes the retry
- * safe even if a refused attempt had reached the database.
+ * One write that sits out the server's rate limits: a 429 `RATE_LIMITED` waits the
+ * `Retry-After` the server sent, told to `onWait` so that the user sees why nothing moves, and
+ * tries again, so a large import under a plan's limits still completes. The client's own
+ * retries are off for these writes (they would wait the same time silently); 5xx and network
+ * failures get the client's usual short retries here instead. Other errors, including
+ * `CAP_EXCEEDED` (a daily cap: waiting would take hours), are the record's failure. The
+ * idempotency key makes every retry safe even if a refused attempt had reached the database.
  */
 async function addWaitingOutRateLimits<T>(
   add: () => Promise<T>,
   onWait: ((waitMs: number) => void) | undefined,
   sleep: (ms: number) => Promise<void>,
 ): Promise<T> {
-  for (let waits = 0; ; waits++) {
+  let waits = 0;
+  let transient = 0;
+  for (;;) {
     try {
       return await add();
     } catch (error) {
-      const waitMs = error instanceof MnemoError ? error.retryAfterMs : undefined;
-      const rateLimited = error instanceof MnemoError && error.code === 'RATE_LIMITED';
-      if (!rateLimited || waitMs === undefined || waits >= MAX_RATE_LIMIT_WAITS) throw error;
-      onWait?.(waitMs);
-      await sleep(waitMs);
-      onWait?.(0);
+      if (!(error instanceof MnemoError)) throw error;
+      const waitMs = error.retryAfterMs;
+      if (error.code === 'RATE_LIMITED' && waitMs !== undefined) {
+        if (waits++ >= MAX_RATE_LIMIT_WAITS) throw error;
+        onWait?.(waitMs);
+        await sleep(waitMs);
+        onWait?.(0);
+        continue;
+      }
+      const isTransient =
+        error instanceof APIConnectionError ||
+        (error.status !== undefined && error.status >= 500) ||
+        error.code === 'RATE_LIMITED';
+      if (!isTransient || transient >= TRANSIENT_RETRIES) throw error;
+      await sleep(TRANSIENT_BASE_MS * 2 ** transient++);
     }
   }
 }
@@ -228,10 +278,13 @@ export async function importRecords(
         try {
           const result = await addWaitingOutRateLimits(
             () =>
-              client.memories.add({
-                ...(payload as unknown as AddMemoryParams),
-                idempotency_key: importKey(payload),
-              }),
+              client.memories.add(
+                {
+                  ...(payload as unknown as AddMemoryParams),
+                  idempotency_key: importKey(payload),
+                },
+                { maxRetries: 0 },
+              ),
             onWait,
             sleep,
           );
@@ -329,7 +382,11 @@ export function importCommand(bind: Bind): Command {
           onProgress: bar
             ? (done, current) => bar.update(done, records.length, current)
             : undefined,
-          onWait: bar ? (waitMs) => bar.wait(waitMs) : undefined,
+          onWait: bar
+            ? (waitMs) => bar.wait(waitMs)
+            : output.json
+              ? undefined
+              : waitNotice(context.stderr),
         });
         if (bar) {
           bar.update(records.length, records.length, summary, true);
