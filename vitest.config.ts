@@ -30,6 +30,8 @@ export default defineConfig({
             'client/test/**/*.test.ts',
             'cli/test/**/*.test.ts',
             'test/contract/**/*.test.ts',
+            // Packs and installs the published packages: once per run, so in this project only.
+            'test/package/**/*.test.ts',
           ],
           env: { MNEMO_TEST_DB: 'pglite' },
           ...timeouts,

@@ -1,24 +1,24 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MemoryClient } from '../../client/src/index.js';
 import { createTestApp, type TestApp } from '../../server/test/support/app.js';
 import { describeDb } from '../../server/test/support/db.js';
+import { buildClientAndCli, holdBuildLock } from '../../test/src/packages.js';
 
 /**
  * The BUILT `mnemo` binary (cli/dist/index.js, resolving @mnemo/client from client/dist) against
  * a real listening server over PGlite. beforeAll runs both packages' builds, so a fresh checkout
- * needs nothing but `pnpm test`; the builds take a few seconds.
+ * needs nothing but `pnpm test`; the builds take a few seconds. The build lock keeps the package
+ * test from rebuilding those files while this one runs them.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = join(root, 'cli/dist/index.js');
-const run = promisify(execFile);
 
 interface Result {
   code: number;
@@ -50,15 +50,11 @@ describeDb('mnemo (built binary) end to end', () => {
   let testApp: TestApp;
   let listener: Server;
   let env: Record<string, string>;
+  let releaseBuild: (() => void) | undefined;
 
   beforeAll(async () => {
-    await run(
-      'pnpm',
-      ['--filter', '@mnemo/client', '--filter', '@mnemo/cli', '--workspace-concurrency=1', 'build'],
-      {
-        cwd: root,
-      },
-    );
+    releaseBuild = await holdBuildLock();
+    await buildClientAndCli();
     testApp = await createTestApp();
     listener = await new Promise<Server>((ready) => {
       const server = testApp.app.listen(0, '127.0.0.1', () => ready(server));
@@ -68,6 +64,7 @@ describeDb('mnemo (built binary) end to end', () => {
   }, 180_000);
 
   afterAll(async () => {
+    releaseBuild?.();
     await new Promise<void>((done) => {
       listener?.closeAllConnections();
       listener?.close(() => done());

@@ -148,7 +148,7 @@ export class MemoryClient {
   readonly context: Context;
   /** Feedback: `feedback.send({ feedback, request_id })`. */
   readonly feedback: Feedback;
-  /** Usage: `usage.today()` (route not on the server yet). */
+  /** Usage: `usage.today()`, today's use against the plan's limits. */
   readonly usage: Usage;
   /** Billing: `billing.status()`, `billing.checkout({ plan })`. */
   readonly billing: Billing;

@@ -31,8 +31,8 @@ export type ServedBy = 'mcp' | 'rest';
  * Routes a search-like call: `rest` always REST; `mcp` always MCP (no fallback); `hybrid` MCP
  * for simple searches once the MCP session is open, REST for the rest, and REST again when MCP
  * fails for any reason other than the caller's abort. Hybrid never makes a call wait for the MCP
- * handshake: the first simple search starts opening the session in the background and is served
- * over REST meanwhile (and for good when the optional MCP SDK is not installed). Both transports
+ * handshake: a simple search served over REST starts opening the session in the background once
+ * it has its answer (and stays on REST for good when the optional MCP SDK is not installed). Both transports
  * resolve to the REST response's shape plus `request_id`.
  */
 export class SearchRouter {
@@ -52,9 +52,10 @@ export class SearchRouter {
     options: RequestOptions = {},
   ): Promise<T & { request_id?: string | undefined }> {
     let useMcp = this.kind === 'mcp';
+    let warmAfter = false;
     if (this.kind === 'hybrid' && isSimpleSearch(payload)) {
       useMcp = this.mcp.ready;
-      if (!useMcp) this.mcp.warm();
+      warmAfter = !useMcp;
     }
     if (useMcp) {
       try {
@@ -70,8 +71,14 @@ export class SearchRouter {
         // Hybrid: fall through to REST for this call.
       }
     }
-    const { data, requestId } = await this.rest.request<T>(route, { ...options, body: payload });
-    this.lastServedBy = 'rest';
-    return { ...data, request_id: requestId };
+    try {
+      const { data, requestId } = await this.rest.request<T>(route, { ...options, body: payload });
+      this.lastServedBy = 'rest';
+      return { ...data, request_id: requestId };
+    } finally {
+      // After the answer, not before: loading the SDK takes the event loop for a while, and
+      // this call must not pay for it.
+      if (warmAfter) this.mcp.warm();
+    }
   }
 }
