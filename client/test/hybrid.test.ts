@@ -163,7 +163,10 @@ describe('hybrid routing', () => {
     let answerInitialize = () => {};
     const initializeHeld = new Promise<void>((release) => (answerInitialize = release));
     const mcp = mcpServer((name) =>
-      toolResult({ ...(name === 'get_context' ? contextResponse : searchResponse), request_id: 'req-mcp' }),
+      toolResult({
+        ...(name === 'get_context' ? contextResponse : searchResponse),
+        request_id: 'req-mcp',
+      }),
     );
     // The handshake cannot finish until the test says so: the search must not wait for it.
     server.use(

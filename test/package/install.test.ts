@@ -107,7 +107,7 @@ void notAny;
 export const client = new MemoryClient({ transport: 'rest' });
 export async function texts(ownerId: string): Promise<string[]> {
   const page = await client.memories.list({ ownerId });
-  return page.memories.map((memory: Memory) => memory.text);
+  return page.results.map((memory: Memory) => memory.text);
 }
 `;
 
@@ -232,7 +232,10 @@ describe('the packed packages, installed by npm outside the workspace', () => {
   });
 
   it('a strict NodeNext project type-checks against it, as ESM and as CommonJS', async () => {
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ ...TSCONFIG, files: ['typed.mts', 'typed.cts'] }));
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ ...TSCONFIG, files: ['typed.mts', 'typed.cts'] }),
+    );
     writeFileSync(join(app, 'typed.mts'), TYPED_ESM);
     writeFileSync(join(app, 'typed.cts'), TYPED_CJS);
     const result = await exec(process.execPath, [tsc, '-p', 'tsconfig.json'], app);
@@ -255,7 +258,7 @@ describe('the packed packages, installed by npm outside the workspace', () => {
     ['ESM', 'search.mjs', ESM_SCRIPT],
     ['CommonJS', 'search.cjs', CJS_SCRIPT],
   ])(
-    'an %s script writes and searches on the live server; hybrid serves over REST without the MCP SDK',
+    'the %s script writes and searches on the live server; hybrid serves over REST without the MCP SDK',
     async (_kind, file, source) => {
       writeFileSync(join(app, file), source);
       const result = await exec(process.execPath, [file], app, env);
