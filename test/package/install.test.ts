@@ -201,7 +201,8 @@ describe('the packed packages, installed by npm outside the workspace', () => {
     });
     const port = (listener.address() as AddressInfo).port;
     env = { MNEMO_BASE_URL: `http://127.0.0.1:${port}`, MNEMO_API_KEY: testApp.tenant.apiKey };
-  }, 240_000);
+    // Generous: it may first wait for the CLI's end-to-end file, which holds the build lock.
+  }, 600_000);
 
   afterAll(async () => {
     await new Promise<void>((done) => {
