@@ -34,6 +34,9 @@ interface McpSdk {
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
 }
 
+/** How long hybrid stays on REST after its background MCP open failed, before trying again. */
+export const WARM_RETRY_MS = 30_000;
+
 /** The optional peer dependency that carries the MCP protocol. */
 export const MCP_SDK_PACKAGE = '@modelcontextprotocol/sdk';
 
@@ -78,6 +81,8 @@ export class McpTransport {
   #opening: AbortController | undefined;
   /** Set once the SDK failed to load: it will not load later either. */
   #missingSdk: MnemoError | undefined;
+  /** After a failed background open, `warm()` waits this long before trying again. */
+  #warmBlockedUntil = 0;
 
   constructor(readonly options: McpTransportOptions) {}
 
@@ -98,14 +103,22 @@ export class McpTransport {
 
   /**
    * Starts opening the session in the background, if none is open or opening and the SDK can
-   * load; a failure is forgotten (the next `warm()` tries again). Never throws.
+   * load. After a failure it tries again only `WARM_RETRY_MS` later, so that a server without a
+   * reachable MCP endpoint does not get a handshake beside every search. Never throws.
    */
   warm(): void {
     if (this.#session !== undefined || this.#missingSdk !== undefined) return;
+    if (Date.now() < this.#warmBlockedUntil) return;
     if (present([this.options.signal]).some((signal) => signal.aborted)) return;
-    this.#open(this.options.signal, this.options.timeoutMs).catch(() => {
-      this.#forget();
-    });
+    this.#open(this.options.signal, this.options.timeoutMs).then(
+      () => {
+        this.#warmBlockedUntil = 0;
+      },
+      () => {
+        this.#forget();
+        this.#warmBlockedUntil = Date.now() + WARM_RETRY_MS;
+      },
+    );
   }
 
   /** Opens the session now (or waits for the one being opened). */
