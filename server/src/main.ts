@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApp } from './app.js';
+import { createApp, mcpSessionStore } from './app.js';
 import { attachClientErrorHandler } from './http/client-error.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
@@ -71,7 +71,8 @@ async function main(): Promise<void> {
     'database ready (migrations applied)',
   );
   const deps = await createDeps(config, logger, database);
-  const app = createApp(deps);
+  const mcpSessions = mcpSessionStore(deps);
+  const app = createApp(deps, mcpSessions);
   // Bound before anything is minted or printed: a port in use ends the start here, no key lost.
   const server = await listen(app, config.port, config.host).catch(async (error: unknown) => {
     await database.close().catch(() => undefined);
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
     // a client that holds a connection open gets a bounded grace period.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Open MCP sessions hold event streams open: closing them lets those requests finish.
-    await deps.mcpSessions.closeAll();
+    await mcpSessions.closeAll();
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     await closed;
