@@ -32,7 +32,8 @@ import { mountApiKeyRoutes } from './routes/api-keys.js';
 import { mountAuditRoutes } from './routes/audit.js';
 import { mountConnectorRoutes } from './routes/connectors.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.js';
-import { dashboardDepsOf, mountDashboardRoutes } from './routes/dashboard.js';
+import { mountDashboardRoutes } from './routes/dashboard.js';
+import { adminAuth } from './http/admin-auth.js';
 import { consoleRoutes } from './http/console.js';
 
 export { MCP_PATHS } from './mcp/paths.js';
@@ -126,26 +127,38 @@ export function createApp(
     apiKeyAuth({
       apiKeys: deps.apiKeys,
       internal: { secret: config.internalSecret, db: deps.database.db },
-      sessions: dashboardDepsOf(deps).sessions,
+      sessions: deps.dashboard.sessions,
     }),
     ...limits,
   ];
   mountMemoryRoutes(api, table, operations, tenant);
   mountIngestRoutes(api, table, operations, tenant);
-  mountAuditRoutes(api, table, deps, tenant);
-  mountConnectorRoutes(api, table, deps, tenant);
-  mountWorkspaceRoutes(api, table, deps, tenant);
-  mountLinkRoutes(api, table, deps, tenant);
-  mountHistoryRoutes(
+  const { db } = deps.database;
+  const keyAdmin = { db, apiKeys: deps.apiKeys, logger: deps.logger };
+  mountAuditRoutes(api, table, db, tenant);
+  mountConnectorRoutes(api, table, db, tenant);
+  mountWorkspaceRoutes(api, table, keyAdmin, tenant);
+  mountLinkRoutes(api, table, db, tenant);
+  mountHistoryRoutes(api, table, { operations, db, background: deps.background }, tenant);
+  mountPinRoutes(api, table, db, tenant);
+  mountSearchRoutes(api, table, operations, tenant);
+  mountUsageRoutes(
     api,
     table,
-    { operations, db: deps.database.db, background: deps.background },
+    {
+      db,
+      plans: deps.plans,
+      limitsEnabled: config.limits.enabled,
+      unsettled: (workspaceId) => deps.quota.unsettled?.(workspaceId) ?? [],
+    },
     tenant,
   );
-  mountPinRoutes(api, table, deps, tenant);
-  mountSearchRoutes(api, table, operations, tenant);
-  mountUsageRoutes(api, table, deps, tenant);
-  mountBillingRoutes(api, table, deps, tenant);
+  mountBillingRoutes(
+    api,
+    table,
+    { billing: deps.billing, maxBodyBytes: config.maxBodyBytes },
+    tenant,
+  );
   // Sign-in and session routes take tokens from anyone: bound them per client address.
   const dashboardLimits = config.limits.enabled
     ? [
@@ -159,9 +172,29 @@ export function createApp(
         }),
       ]
     : [];
-  mountDashboardRoutes(api, table, deps, dashboardLimits);
-  mountAdminRoutes(api, table, deps);
-  mountApiKeyRoutes(api, table, deps);
+  mountDashboardRoutes(api, table, deps.dashboard, dashboardLimits);
+  // One guard for every admin-token route, so a signed token's nonce is remembered across them.
+  const adminGuard = adminAuth({
+    token: config.adminToken,
+    ipAllowlist: config.adminAuth.ipAllowlist,
+    breakGlassUntil: config.adminAuth.breakGlassUntil,
+    maxSkewSeconds: config.adminAuth.hmacMaxSkewSeconds,
+    limits: deps.limits,
+    logger: deps.logger,
+  });
+  mountAdminRoutes(api, table, {
+    db,
+    plans: deps.plans,
+    logger: deps.logger,
+    billing: deps.billing,
+    sessions: deps.dashboard.sessions,
+    settings: {
+      nearThreshold: config.dedupe.nearThreshold,
+      limitsEnabled: config.limits.enabled,
+    },
+    guard: adminGuard,
+  });
+  mountApiKeyRoutes(api, table, keyAdmin, adminGuard);
   app.use(api);
 
   app.use(notFound());

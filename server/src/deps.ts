@@ -17,7 +17,14 @@ import type { Reranker } from './providers/rerank/index.js';
 import { BackgroundTasks } from './services/background.js';
 import { unlimitedQuota } from './services/quota.js';
 import { PlanService } from './services/plans.js';
-import { billingEntitlements } from './services/billing.js';
+import {
+  billingEntitlements,
+  createBillingService,
+  type BillingService,
+} from './services/billing.js';
+import type { DashboardDeps } from './services/dashboard.js';
+import { DashboardIdentity } from './services/identity.js';
+import { DashboardSessions } from './services/sessions.js';
 import { createMeteredQuota } from './services/usage.js';
 import { createExtractor } from './providers/extraction/index.js';
 
@@ -49,6 +56,10 @@ export interface AppDeps {
   limits: LimitBackend;
   /** Every use case both doors reach, each through the one policy wrapper. */
   operations: Operations;
+  /** Payments and entitlements: the billing routes, the operator routes and the reprocess job. */
+  billing: BillingService;
+  /** The console's identity and sessions (its sessions also authenticate tenant routes). */
+  dashboard: DashboardDeps;
 }
 
 /** The services every door (REST and MCP) shares, over one open database. */
@@ -135,6 +146,13 @@ export async function createDeps(
       audit,
     },
   );
+  const dashboard: DashboardDeps = {
+    db: database.db,
+    identity: new DashboardIdentity(database.db, config.dashboard),
+    sessions: new DashboardSessions(database.db, config.dashboard.sessionTtlMs),
+    apiKeys,
+    usage: { db: database.db, plans, limitsEnabled: config.limits.enabled },
+  };
   return {
     config,
     logger,
@@ -150,6 +168,8 @@ export async function createDeps(
     statistics,
     limits,
     operations,
+    billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
+    dashboard,
   };
 }
 

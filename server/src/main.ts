@@ -12,11 +12,9 @@ import { scheduleRetention } from './jobs/retention.js';
 import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
 import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
 import { startReembed } from './jobs/reembed.js';
-import { createBillingService } from './services/billing.js';
 import { createLogger, prettyLogStream } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 import { localSignInLink } from './services/dashboard.js';
-import { dashboardDepsOf } from './routes/dashboard.js';
 import { limitsSummary } from './services/plans.js';
 import { databaseFailure, describeStartupFailure, listenFailure } from './startup-errors.js';
 
@@ -91,11 +89,9 @@ async function main(): Promise<void> {
     { ...config.retention, limitsEnabled: config.limits.enabled },
   );
   const usageReconcile = scheduleUsageReconcile(database.db, logger, config.usageReconcile);
-  const billingReprocess = scheduleBillingReprocess(
-    createBillingService({ config: config.billing, db: database.db, plans: deps.plans, logger }),
-    logger,
-    { intervalMs: config.billing.reprocessIntervalMs },
-  );
+  const billingReprocess = scheduleBillingReprocess(deps.billing, logger, {
+    intervalMs: config.billing.reprocessIntervalMs,
+  });
   // Memories embedded by an earlier local embedder join vector search again as it goes.
   const reembed = startReembed(database.db, deps.embeddings, logger);
   const address = server.address();
@@ -121,7 +117,7 @@ async function main(): Promise<void> {
   }
 
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
-  const signInLink = await localSignInLink(dashboardDepsOf(deps), {
+  const signInLink = await localSignInLink(deps.dashboard, {
     workspaceId: boot.workspaceId,
     baseUrl: config.dashboard.publicUrl ?? `http://${wildcard ? 'localhost' : config.host}:${port}`,
     ttlMs: config.dashboard.linkTtlMs,

@@ -3,7 +3,7 @@ import { CSRF_HEADER, DASHBOARD_SESSION_COOKIE, routeAuth, routeMetadata } from 
 import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler } from 'express';
 import type { Database } from '../db/client.js';
-import { getWorkspaceById } from '../db/queries/workspaces.js';
+import { workspaceExists } from '../services/key-admin.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import { DashboardSessions, type SessionContext } from '../services/sessions.js';
 import { ServiceError } from '../errors.js';
@@ -65,7 +65,7 @@ async function authenticateInternal(
     throw new ServiceError('UNAUTHORIZED', 'Invalid internal request credentials');
   }
   const workspaceId = req.get('x-workspace-id')?.trim() ?? '';
-  if (!isUuid(workspaceId) || !(await getWorkspaceById(db, workspaceId))) {
+  if (!isUuid(workspaceId) || !(await workspaceExists(db, workspaceId))) {
     throw new ServiceError(
       'UNAUTHORIZED',
       'An internal request must name an existing workspace in x-workspace-id',

@@ -1,7 +1,7 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
+import type { Database } from '../db/client.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
@@ -12,10 +12,9 @@ const s = initServer();
 export function mountLinkRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  db: Database,
   middleware: RequestHandler[],
 ): void {
-  const { db } = deps.database;
   const implementation = s.router(contract.links, {
     createLink: async ({ req, params, body }) => ({
       status: 200,
