@@ -138,9 +138,9 @@ export function createApp(
   mountAuditRoutes(api, table, db, tenant);
   mountConnectorRoutes(api, table, db, tenant);
   mountWorkspaceRoutes(api, table, keyAdmin, tenant);
-  mountLinkRoutes(api, table, db, tenant);
-  mountHistoryRoutes(api, table, { operations, db, background: deps.background }, tenant);
-  mountPinRoutes(api, table, db, tenant);
+  mountLinkRoutes(api, table, operations, tenant);
+  mountHistoryRoutes(api, table, operations, tenant);
+  mountPinRoutes(api, table, operations, tenant);
   mountSearchRoutes(api, table, operations, tenant);
   mountUsageRoutes(
     api,

@@ -4,6 +4,9 @@ import { getContext } from './get-context.js';
 import { getMemory } from './get-memory.js';
 import { ingest, ingestConversation } from './ingest.js';
 import { listMemories } from './list-memories.js';
+import { createLink, deleteLink, listLinks } from './links.js';
+import { getPins, updatePins } from './pins.js';
+import { getSearchHistory, sendContextFeedback } from './search-history.js';
 import { guard, type GuardedOperation, type PolicyMachinery } from './policy.js';
 import { replaySearch } from './replay-search.js';
 import { searchMemories } from './search-memories.js';
@@ -25,6 +28,13 @@ export const OPERATIONS = {
   ingest,
   ingestConversation,
   replaySearch,
+  getSearchHistory,
+  sendContextFeedback,
+  createLink,
+  listLinks,
+  deleteLink,
+  updatePins,
+  getPins,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -51,5 +61,12 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     ingest: guard(ingest, ctx, machinery),
     ingestConversation: guard(ingestConversation, ctx, machinery),
     replaySearch: guard(replaySearch, ctx, machinery),
+    getSearchHistory: guard(getSearchHistory, ctx, machinery),
+    sendContextFeedback: guard(sendContextFeedback, ctx, machinery),
+    createLink: guard(createLink, ctx, machinery),
+    listLinks: guard(listLinks, ctx, machinery),
+    deleteLink: guard(deleteLink, ctx, machinery),
+    updatePins: guard(updatePins, ctx, machinery),
+    getPins: guard(getPins, ctx, machinery),
   };
 }

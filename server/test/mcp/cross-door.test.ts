@@ -215,7 +215,7 @@ describeDb('one operation, two doors', () => {
     const mcpUsage = await usageOf(t, mcpTenant);
     expect(mcpUsage).toEqual(restUsage);
     expect(restUsage).toMatchObject({ writes: 2, reads: 2 });
-  });
+  }, 120_000);
 
   it('with a priced provider, MCP meets the AI-cost burst and the global budget exactly as REST', async () => {
     // 1 INR per token: a 40-character text or query is about 10 INR; the burst is 15 INR a
@@ -287,5 +287,5 @@ describeDb('one operation, two doors', () => {
     expect(
       (await operationAudit(t, mcpOther.tenant)).filter((row) => row.status === 429),
     ).toHaveLength(3);
-  });
+  }, 120_000);
 });
