@@ -120,3 +120,13 @@ export const PAYMENT_CALLBACK = { auth: 'payment_callback' } as const satisfies 
 export const DASHBOARD_TOKEN = { auth: 'dashboard_token' } as const satisfies RouteMetadata;
 /** Metadata of a dashboard route behind the session cookie (and CSRF on mutations). */
 export const DASHBOARD_SESSION = { auth: 'dashboard_session' } as const satisfies RouteMetadata;
+
+/**
+ * The policies every route that stores memories through the write pipeline shares: what it
+ * meters, that its audit record is written in the write's transaction, the events it may emit.
+ */
+export const MEMORY_WRITE = {
+  quota: ['writes', 'storage_bytes', 'embeds', 'embed_tokens', 'extraction_calls', 'gen_tokens'],
+  audit: 'with_write',
+  events: ['memory.created', 'memory.deduped', 'memory.superseded', 'memory.merged'],
+} as const satisfies Partial<RouteMetadata>;

@@ -6,7 +6,7 @@ import {
   IngestResponse,
 } from '../schemas/ingest.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { TENANT_OPERATOR, type RouteMetadata } from './auth.js';
+import { MEMORY_WRITE, TENANT_OPERATOR, type RouteMetadata } from './auth.js';
 
 const c = initContract();
 
@@ -26,16 +26,7 @@ export const ingestContract = c.router(
       metadata: {
         ...TENANT_OPERATOR,
         cost: 'conversation',
-        quota: [
-          'writes',
-          'storage_bytes',
-          'embeds',
-          'embed_tokens',
-          'extraction_calls',
-          'gen_tokens',
-        ],
-        audit: 'with_write',
-        events: ['memory.created', 'memory.deduped', 'memory.superseded', 'memory.merged'],
+        ...MEMORY_WRITE,
       } satisfies RouteMetadata,
       summary: 'Store a conversation (messages or a transcript) as memories, turn by turn',
     },
@@ -47,16 +38,7 @@ export const ingestContract = c.router(
       metadata: {
         ...TENANT_OPERATOR,
         cost: 'ingest',
-        quota: [
-          'writes',
-          'storage_bytes',
-          'embeds',
-          'embed_tokens',
-          'extraction_calls',
-          'gen_tokens',
-        ],
-        audit: 'with_write',
-        events: ['memory.created', 'memory.deduped', 'memory.superseded', 'memory.merged'],
+        ...MEMORY_WRITE,
       } satisfies RouteMetadata,
       summary: 'Store a memory, a conversation or a document (split into sections and pieces)',
     },

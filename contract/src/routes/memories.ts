@@ -10,7 +10,7 @@ import {
   MemoryInsertResponse,
 } from '../schemas/memories.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { TENANT, type RouteMetadata } from './auth.js';
+import { MEMORY_WRITE, TENANT, type RouteMetadata } from './auth.js';
 
 const c = initContract();
 
@@ -35,16 +35,7 @@ export const memoriesContract = c.router(
         ...TENANT,
         internalSubrequest: true,
         cost: 'write',
-        quota: [
-          'writes',
-          'storage_bytes',
-          'embeds',
-          'embed_tokens',
-          'extraction_calls',
-          'gen_tokens',
-        ],
-        audit: 'with_write',
-        events: ['memory.created', 'memory.deduped', 'memory.superseded', 'memory.merged'],
+        ...MEMORY_WRITE,
         mcpTool: 'add_memory',
       } satisfies RouteMetadata,
       summary: 'Store a memory for an owner',

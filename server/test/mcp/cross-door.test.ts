@@ -1,7 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import request from 'supertest';
-import { afterEach, expect, it } from 'vitest';
+import { contract, listRoutes, routeMetadata } from '@mnemo/contract';
+import { afterEach, describe, expect, it } from 'vitest';
 import { listAuditRecords } from '../../src/db/queries/audit.js';
+import { TOOLS } from '../../src/mcp/tools.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 import { connect, errorEnvelopeOf, listen, type Connected, type Listening } from './support.js';
@@ -155,6 +157,43 @@ const usageOf = async (t: TestApp, tenant: TestTenant) => {
   expect(workspace_id).toBe(tenant.workspaceId);
   return usage;
 };
+
+describe('policies as route metadata', () => {
+  it('names the one route behind each MCP tool', () => {
+    const byTool = listRoutes(contract)
+      .filter((route) => routeMetadata(route).mcpTool !== undefined)
+      .map((route) => [routeMetadata(route).mcpTool, `${route.method} ${route.path}`]);
+    expect(Object.fromEntries(byTool)).toEqual({
+      add_memory: 'POST /v1/memories',
+      list_memories: 'GET /v1/memories',
+      get_memory: 'GET /v1/memories/:id',
+      delete_memory: 'DELETE /v1/memories/:id',
+      search_memories: 'POST /v1/search',
+      get_context: 'POST /v1/context',
+      send_feedback: 'POST /v1/feedback',
+    });
+    expect(byTool.map(([tool]) => tool).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
+  });
+
+  it('prices exactly the routes that spend AI-provider money, and takes internal subrequests on one', () => {
+    const routes = listRoutes(contract);
+    const priced = routes
+      .filter((route) => routeMetadata(route).cost !== undefined)
+      .map((route) => `${route.method} ${route.path} ${routeMetadata(route).cost}`);
+    expect(priced.sort()).toEqual(
+      [
+        'POST /v1/memories write',
+        'POST /v1/search query',
+        'POST /v1/context query',
+        'POST /v1/memories/conversation conversation',
+        'POST /v1/ingest ingest',
+        'POST /v1/search/replay replay',
+      ].sort(),
+    );
+    const internal = routes.filter((route) => routeMetadata(route).internalSubrequest === true);
+    expect(internal.map((route) => `${route.method} ${route.path}`)).toEqual(['POST /v1/memories']);
+  });
+});
 
 describeDb('one operation, two doors', () => {
   let doors: Doors | undefined;
