@@ -1,6 +1,6 @@
 /**
  * The import layers of STYLE.md, checked by `pnpm lint`:
- *   node .dependency-cruiser.cjs server/src contract/src client/src cli/src
+ *   node .dependency-cruiser.cjs server/src contract/src client/src cli/src web/src bench
  * Data flows one way (contract → server routes → services → db queries; contract → client →
  * CLI) and nothing imports "upwards". Type-only imports count: a type pulled from a higher layer
  * ties the lower one to it as surely as a value does.
@@ -12,10 +12,15 @@
  */
 
 /** Server modules below the request layer: the logic, the storage, the leaves and their errors. */
-const SERVER_LOWER = '^server/src/(?:services|db|providers|text)/|^server/src/errors\\.ts$';
+const SERVER_LOWER =
+  '^server/src/(?:services|db|providers|text|limits)/|^server/src/(?:errors|ids|config|logger)\\.ts$';
 /** Server modules that wire requests, processes and jobs together on top of the services. */
 const SERVER_UPPER =
-  '^server/src/(?:http|routes|mcp|jobs|commands)/|^server/src/(?:app|deps|main)\\.ts$';
+  '^server/src/(?:operations|http|routes|mcp|jobs|commands)/|^server/src/(?:app|deps|main)\\.ts$';
+/** The leaves every server module may use: settings, logging, ids, errors and limit counters. */
+const SERVER_LEAVES = '^server/src/(?:limits/|(?:errors|ids|config|logger)\\.ts$)';
+/** The composition root: it builds every port and nobody imports it back. */
+const COMPOSITION_ROOT = '^server/src/(?:app|deps|main)\\.ts$';
 
 /** A workspace package, by folder or (unresolved or not) by package name. */
 const pkg = (name) => `^(?:${name}/|(?:node_modules/)?@mnemo/${name}(?:/|$))`;
@@ -68,6 +73,64 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/src/(?:routes|mcp)/' },
       to: { path: '^server/src/(?:app|main)\\.ts$' },
+    },
+    {
+      name: 'server-leaves-are-leaves',
+      comment:
+        'limits/, config.ts, logger.ts, ids.ts and errors.ts sit at the bottom of the server: ' +
+        'they know no service, query, provider, operation or door.',
+      severity: 'error',
+      from: { path: SERVER_LEAVES },
+      to: { path: '^server/src/', pathNot: SERVER_LEAVES },
+    },
+    {
+      name: 'doors-not-to-composition-root',
+      comment:
+        'Routes and MCP tools are handed the narrow ports they use (the operations, above all) ' +
+        'by app.ts; they never reach for deps.ts, app.ts or main.ts.',
+      severity: 'error',
+      from: { path: '^server/src/(?:routes|mcp)/' },
+      to: { path: COMPOSITION_ROOT },
+    },
+    {
+      name: 'operations-below-doors',
+      comment:
+        'operations/ is called by both doors through one policy wrapper: it knows neither door, ' +
+        'no HTTP middleware and no job.',
+      severity: 'error',
+      from: { path: '^server/src/operations/' },
+      to: {
+        path: '^server/src/(?:http|routes|mcp|jobs|commands)/|^server/src/(?:app|deps|main)\\.ts$',
+      },
+    },
+    {
+      name: 'http-not-to-queries',
+      comment:
+        'http/ middleware reaches data through services (or ports handed to it), never a query.',
+      severity: 'error',
+      from: { path: '^server/src/http/' },
+      to: { path: '^server/src/db/(?:queries|schema)/' },
+    },
+    {
+      name: 'doors-not-to-queries',
+      comment: 'Routes and MCP tools decode, call an operation or a service, and encode.',
+      severity: 'error',
+      from: { path: '^server/src/(?:routes|mcp)/' },
+      to: { path: '^server/src/db/(?:queries|schema)/' },
+    },
+    {
+      name: 'web-through-client',
+      comment: 'The console speaks to the server through the client library and the contract only.',
+      severity: 'error',
+      from: { path: '^web/' },
+      to: { path: [pkg('server'), pkg('cli'), '^bench/', '^test/'] },
+    },
+    {
+      name: 'nothing-imports-bench',
+      comment: 'bench/ sits on top of everything and is never part of what ships or is tested.',
+      severity: 'error',
+      from: { pathNot: '^bench/' },
+      to: { path: '^bench/' },
     },
     {
       name: 'contract-not-to-packages',

@@ -12,12 +12,11 @@ import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import { storableInput } from './http/validation.js';
 import type { AppDeps } from './deps.js';
-import { aiCostLimits, clientRateLimit, GlobalAiBudget, tenantLimits } from './http/limits.js';
+import { clientRateLimit, tenantLimits } from './http/limits.js';
 import { clientAddressKey } from './http/rate-limit.js';
-import { estimateQueryCost, estimateWriteCost } from './services/ai-cost.js';
-import { estimateIngestCost } from './services/ingest.js';
 import { PLANS } from '@mnemo/contract';
 import { mcpRoutes } from './mcp/http.js';
+import { McpSessionStore } from './mcp/sessions.js';
 import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
@@ -25,7 +24,6 @@ import { mountIngestRoutes } from './routes/ingest.js';
 import { mountLinkRoutes } from './routes/links.js';
 import { mountHistoryRoutes } from './routes/history.js';
 import { mountPinRoutes } from './routes/pins.js';
-import { estimateReplayCost } from './services/search-history.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
@@ -34,10 +32,20 @@ import { mountApiKeyRoutes } from './routes/api-keys.js';
 import { mountAuditRoutes } from './routes/audit.js';
 import { mountConnectorRoutes } from './routes/connectors.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.js';
-import { dashboardDepsOf, mountDashboardRoutes } from './routes/dashboard.js';
+import { mountDashboardRoutes } from './routes/dashboard.js';
+import { adminAuth } from './http/admin-auth.js';
 import { consoleRoutes } from './http/console.js';
 
 export { MCP_PATHS } from './mcp/paths.js';
+
+/** Open hosted-MCP sessions, bounded by the configured count and idle time; closed on shutdown. */
+export function mcpSessionStore({ config, logger }: Pick<AppDeps, 'config' | 'logger'>) {
+  return new McpSessionStore({
+    ttlMs: config.mcp.sessionTtlMs,
+    maxSessions: config.mcp.maxSessions,
+    logger,
+  });
+}
 
 /**
  * The whole HTTP application, without listening. Middleware order is the spec's request order:
@@ -45,8 +53,11 @@ export { MCP_PATHS } from './mcp/paths.js';
  * handler) → auth per route → handler or 404,
  * with the audit record and completion log registered first so that they see every outcome.
  */
-export function createApp(deps: AppDeps): Express {
-  const { config } = deps;
+export function createApp(
+  deps: AppDeps,
+  mcpSessions: McpSessionStore = mcpSessionStore(deps),
+): Express {
+  const { config, operations } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -87,7 +98,24 @@ export function createApp(deps: AppDeps): Express {
   const storable = storableInput();
   app.use((req, res, next) => (isMcpPath(req.path) ? next() : storable(req, res, next)));
   const limits = requestLimits(deps);
-  app.use(mcpRoutes(deps, table, limits.perRequest));
+  app.use(
+    mcpRoutes(
+      {
+        operations,
+        apiKeys: deps.apiKeys,
+        sessions: mcpSessions,
+        limits: deps.limits,
+        logger: deps.logger,
+        settings: {
+          version: config.version,
+          rateLimitPerMinute: config.mcp.rateLimitPerMinute,
+          maxBodyBytes: config.maxBodyBytes,
+        },
+      },
+      table,
+      limits,
+    ),
+  );
 
   const api = express.Router();
   const openApiDocument = buildOpenApiDocument();
@@ -99,22 +127,38 @@ export function createApp(deps: AppDeps): Express {
     apiKeyAuth({
       apiKeys: deps.apiKeys,
       internal: { secret: config.internalSecret, db: deps.database.db },
-      sessions: dashboardDepsOf(deps).sessions,
+      sessions: deps.dashboard.sessions,
     }),
-    ...limits.perRequest,
-    ...limits.aiCost,
+    ...limits,
   ];
-  mountMemoryRoutes(api, table, deps, tenant);
-  mountIngestRoutes(api, table, deps, tenant);
-  mountAuditRoutes(api, table, deps, tenant);
-  mountConnectorRoutes(api, table, deps, tenant);
-  mountWorkspaceRoutes(api, table, deps, tenant);
-  mountLinkRoutes(api, table, deps, tenant);
-  mountHistoryRoutes(api, table, deps, tenant);
-  mountPinRoutes(api, table, deps, tenant);
-  mountSearchRoutes(api, table, deps, tenant);
-  mountUsageRoutes(api, table, deps, tenant);
-  mountBillingRoutes(api, table, deps, tenant);
+  mountMemoryRoutes(api, table, operations, tenant);
+  mountIngestRoutes(api, table, operations, tenant);
+  const { db } = deps.database;
+  const keyAdmin = { db, apiKeys: deps.apiKeys, logger: deps.logger };
+  mountAuditRoutes(api, table, db, tenant);
+  mountConnectorRoutes(api, table, db, tenant);
+  mountWorkspaceRoutes(api, table, keyAdmin, tenant);
+  mountLinkRoutes(api, table, operations, tenant);
+  mountHistoryRoutes(api, table, operations, tenant);
+  mountPinRoutes(api, table, operations, tenant);
+  mountSearchRoutes(api, table, operations, tenant);
+  mountUsageRoutes(
+    api,
+    table,
+    {
+      db,
+      plans: deps.plans,
+      limitsEnabled: config.limits.enabled,
+      unsettled: (workspaceId) => deps.quota.unsettled?.(workspaceId) ?? [],
+    },
+    tenant,
+  );
+  mountBillingRoutes(
+    api,
+    table,
+    { billing: deps.billing, maxBodyBytes: config.maxBodyBytes },
+    tenant,
+  );
   // Sign-in and session routes take tokens from anyone: bound them per client address.
   const dashboardLimits = config.limits.enabled
     ? [
@@ -128,9 +172,29 @@ export function createApp(deps: AppDeps): Express {
         }),
       ]
     : [];
-  mountDashboardRoutes(api, table, deps, dashboardLimits);
-  mountAdminRoutes(api, table, deps);
-  mountApiKeyRoutes(api, table, deps);
+  mountDashboardRoutes(api, table, deps.dashboard, dashboardLimits);
+  // One guard for every admin-token route, so a signed token's nonce is remembered across them.
+  const adminGuard = adminAuth({
+    token: config.adminToken,
+    ipAllowlist: config.adminAuth.ipAllowlist,
+    breakGlassUntil: config.adminAuth.breakGlassUntil,
+    maxSkewSeconds: config.adminAuth.hmacMaxSkewSeconds,
+    limits: deps.limits,
+    logger: deps.logger,
+  });
+  mountAdminRoutes(api, table, {
+    db,
+    plans: deps.plans,
+    logger: deps.logger,
+    billing: deps.billing,
+    sessions: deps.dashboard.sessions,
+    settings: {
+      nearThreshold: config.dedupe.nearThreshold,
+      limitsEnabled: config.limits.enabled,
+    },
+    guard: adminGuard,
+  });
+  mountApiKeyRoutes(api, table, keyAdmin, adminGuard);
   app.use(api);
 
   app.use(notFound());
@@ -142,17 +206,16 @@ export function createApp(deps: AppDeps): Express {
 const INTRODUCTORY_KEY_RPM = 15;
 
 /**
- * The spec's limits on tenant routes, after auth: per key and per workspace requests per minute,
- * in-flight leases, and on the AI-cost routes the cost burst and the global AI budget.
- * `MNEMO_LIMITS=off` turns them all off.
+ * The spec's request limits on tenant routes, after auth: per key and per workspace requests per
+ * minute and in-flight leases, counted per HTTP request on both doors. The AI-cost limits are
+ * an operation's policy (operations/policy.ts), charged per operation whichever door it came
+ * through. `MNEMO_LIMITS=off` turns them all off.
  */
-function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: RequestHandler[] } {
+function requestLimits(deps: AppDeps): RequestHandler[] {
   const { config, limits: backend, logger, plans } = deps;
-  if (!config.limits.enabled) return { perRequest: [], aiCost: [] };
+  if (!config.limits.enabled) return [];
   const rates = config.rateLimits;
-  const text = (value: unknown) => (typeof value === 'string' ? value : '');
-  const extractionOn = deps.extractor !== undefined;
-  const perRequest = [
+  return [
     tenantLimits({
       backend,
       keyRpm: (auth) =>
@@ -172,57 +235,4 @@ function requestLimits(deps: AppDeps): { perRequest: RequestHandler[]; aiCost: R
       logger,
     }),
   ];
-  // With free (local) providers every estimate is 0: there is nothing for the cost limits to count.
-  const free = rates.embedMicroInrPerToken === 0 && rates.genMicroInrPerToken === 0;
-  const aiCost = free
-    ? []
-    : [
-        aiCostLimits({
-          backend,
-          burstMicroInrPerMinute: rates.costBurstMicroInrPerMinute,
-          budget:
-            rates.aiBudgetMicroInrPerDay === undefined
-              ? undefined
-              : new GlobalAiBudget({
-                  backend,
-                  microInrPerDay: rates.aiBudgetMicroInrPerDay,
-                  failClosed: rates.aiBudgetFailClosed,
-                  logger,
-                }),
-          estimate: (req) => {
-            const body = (req.body ?? {}) as Record<string, unknown>;
-            const prices = {
-              embedMicroInrPerToken: rates.embedMicroInrPerToken,
-              genMicroInrPerToken: rates.genMicroInrPerToken,
-            };
-            const route = req.tsRestRoute;
-            const is = (other: { method: string; path: string }) =>
-              route?.method === other.method && route.path === other.path;
-            if (is(contract.memories.createMemory)) {
-              return estimateWriteCost(
-                text(body.text),
-                extractionOn && body.extract !== false,
-                prices,
-              );
-            }
-            if (is(contract.search.searchMemories) || is(contract.search.getContext)) {
-              // Keyword search embeds nothing.
-              return body.search_mode === 'keyword'
-                ? 0
-                : estimateQueryCost(text(body.query), prices);
-            }
-            if (is(contract.ingest.ingestConversation)) {
-              return estimateIngestCost(body, 'conversation', extractionOn, prices);
-            }
-            if (is(contract.ingest.ingest)) {
-              return estimateIngestCost(body, 'ingest', extractionOn, prices);
-            }
-            // A replay runs a saved search, read later by the handler.
-            if (is(contract.history.replaySearch)) return estimateReplayCost(prices);
-            return 0;
-          },
-          logger,
-        }),
-      ];
-  return { perRequest, aiCost };
 }

@@ -2,8 +2,10 @@ import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
+import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
 import { createLimitBackend, type LimitBackend } from './limits/backend.js';
-import { McpSessionStore } from './mcp/sessions.js';
+import { createOperations, type Operations } from './operations/index.js';
+import { systemClock } from './operations/context.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
@@ -15,15 +17,21 @@ import type { Reranker } from './providers/rerank/index.js';
 import { BackgroundTasks } from './services/background.js';
 import { unlimitedQuota } from './services/quota.js';
 import { PlanService } from './services/plans.js';
-import { billingEntitlements } from './services/billing.js';
+import {
+  billingEntitlements,
+  createBillingService,
+  type BillingService,
+} from './services/billing.js';
+import type { DashboardDeps } from './services/dashboard.js';
+import { DashboardIdentity } from './services/identity.js';
+import { DashboardSessions } from './services/sessions.js';
 import { createMeteredQuota } from './services/usage.js';
 import { createExtractor } from './providers/extraction/index.js';
-import type { MemoryWriteDeps } from './services/memory-write.js';
-import type { SearchDeps } from './services/retrieval/search.js';
 
 /**
- * Everything the HTTP app, the MCP server and the jobs share: built once by {@link createDeps}
- * (or by a test), passed down. Declared here, beside its builder, so imports run one way.
+ * The composition root: everything the HTTP app, the MCP server and the jobs share, built once by
+ * {@link createDeps} (or by a test). Only app.ts and main.ts read it; each door is handed the
+ * narrow part it uses (the operations, above all), never this whole.
  */
 export interface AppDeps {
   config: AppConfig;
@@ -46,8 +54,12 @@ export interface AppDeps {
   statistics: StatisticsKeeper;
   /** Rate-limit counters and in-flight leases: in memory, or on Redis across instances. */
   limits: LimitBackend;
-  /** Open hosted-MCP sessions; closed on shutdown. */
-  mcpSessions: McpSessionStore;
+  /** Every use case both doors reach, each through the one policy wrapper. */
+  operations: Operations;
+  /** Payments and entitlements: the billing routes, the operator routes and the reprocess job. */
+  billing: BillingService;
+  /** The console's identity and sessions (its sessions also authenticate tenant routes). */
+  dashboard: DashboardDeps;
 }
 
 /** The services every door (REST and MCP) shares, over one open database. */
@@ -55,31 +67,30 @@ export async function createDeps(
   config: AppConfig,
   logger: Logger,
   database: DatabaseHandle,
+  /** Parts a test or a bench supplies itself; the operations are built over them. */
+  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'plans'>> = {},
 ): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
-  const embeddings = createEmbeddingProvider(config.embeddings, undefined, (message) =>
-    logger.warn(message),
-  );
+  const embeddings =
+    overrides.embeddings ??
+    createEmbeddingProvider(config.embeddings, undefined, (message) => logger.warn(message));
   const statistics = new StatisticsKeeper(database, logger);
   // With billing on, plans come from payments only (a payment awaiting verification reads as
   // degraded); a self-hosted install without billing grants every workspace its internal plan.
   const billingOn = config.billing.provider !== 'none';
-  const plans = new PlanService(database.db, {
-    internalGrantPlan: billingOn ? undefined : config.limits.internalGrantPlan,
-    internalGrantRetention: config.limits.internalGrantRetention,
-    ...(billingOn ? { loader: billingEntitlements(database.db, undefined) } : {}),
-    logger,
-  });
+  const plans =
+    overrides.plans ??
+    new PlanService(database.db, {
+      internalGrantPlan: billingOn ? undefined : config.limits.internalGrantPlan,
+      internalGrantRetention: config.limits.internalGrantRetention,
+      ...(billingOn ? { loader: billingEntitlements(database.db, undefined) } : {}),
+      logger,
+    });
   await statistics.start();
-  return {
-    config,
-    logger,
-    database,
-    apiKeys,
-    audit,
-    embeddings,
-    quota: config.limits.enabled
+  const quota =
+    overrides.quota ??
+    (config.limits.enabled
       ? createMeteredQuota({
           db: database.db,
           plans,
@@ -87,56 +98,105 @@ export async function createDeps(
           blocks: config.limits.blocks,
           logger,
         })
-      : unlimitedQuota,
-    plans,
-    reranker: createReranker(config.rerank),
-    extractor:
-      config.extraction.provider === 'none'
-        ? undefined
-        : createExtractor({
-            provider: config.extraction.provider,
-            ...(config.extraction.baseUrl ? { baseUrl: config.extraction.baseUrl } : {}),
-            ...(config.extraction.apiKey ? { apiKey: config.extraction.apiKey } : {}),
-            ...(config.extraction.model ? { model: config.extraction.model } : {}),
-            timeoutMs: config.extraction.timeoutMs,
-          }),
-    background: new BackgroundTasks(logger),
-    statistics,
-    limits: await createLimitBackend({
-      redisUrl: config.rateLimits.redisUrl,
-      onConnectError: (err) =>
-        logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
-    }),
-    mcpSessions: new McpSessionStore({
-      ttlMs: config.mcp.sessionTtlMs,
-      maxSessions: config.mcp.maxSessions,
+      : unlimitedQuota);
+  const reranker = createReranker(config.rerank);
+  const extractor =
+    config.extraction.provider === 'none'
+      ? undefined
+      : createExtractor({
+          provider: config.extraction.provider,
+          ...(config.extraction.baseUrl ? { baseUrl: config.extraction.baseUrl } : {}),
+          ...(config.extraction.apiKey ? { apiKey: config.extraction.apiKey } : {}),
+          ...(config.extraction.model ? { model: config.extraction.model } : {}),
+          timeoutMs: config.extraction.timeoutMs,
+        });
+  const background = new BackgroundTasks(logger);
+  const limits = await createLimitBackend({
+    redisUrl: config.rateLimits.redisUrl,
+    onConnectError: (err) =>
+      logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
+  });
+  const operations = createOperations(
+    {
+      reader: database.db,
+      writer: database.db,
+      quota,
+      clock: systemClock,
       logger,
-    }),
+      embeddings,
+      reranker,
+      extractor,
+      background,
+      settings: {
+        dedupe: config.dedupe,
+        searchExplain: config.searchExplain,
+        episodeWindowSeconds: config.episodeWindowSeconds,
+      },
+      onRowsWritten: (rows) => statistics.noteChanges(rows),
+    },
+    {
+      aiCost: aiCostLimiter(config, limits, logger),
+      pricing: {
+        prices: {
+          embedMicroInrPerToken: config.rateLimits.embedMicroInrPerToken,
+          genMicroInrPerToken: config.rateLimits.genMicroInrPerToken,
+        },
+        extractionOn: extractor !== undefined,
+      },
+      audit,
+    },
+  );
+  const dashboard: DashboardDeps = {
+    db: database.db,
+    identity: new DashboardIdentity(database.db, config.dashboard),
+    sessions: new DashboardSessions(database.db, config.dashboard.sessionTtlMs),
+    apiKeys,
+    usage: { db: database.db, plans, limitsEnabled: config.limits.enabled },
+  };
+  return {
+    config,
+    logger,
+    database,
+    apiKeys,
+    audit,
+    embeddings,
+    quota,
+    plans,
+    reranker,
+    extractor,
+    background,
+    statistics,
+    limits,
+    operations,
+    billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
+    dashboard,
   };
 }
 
-/** What the write pipeline needs, the same for REST and MCP. */
-export function memoryWriteDeps(deps: AppDeps): MemoryWriteDeps {
-  return {
-    db: deps.database.db,
-    embeddings: deps.embeddings,
-    quota: deps.quota,
-    config: deps.config,
-    extractor: deps.extractor,
-    onRowsWritten: (rows) => deps.statistics.noteChanges(rows),
-  };
-}
-
-/** What search and context need, the same for REST and MCP. */
-export function searchDeps(deps: AppDeps): SearchDeps {
-  return {
-    db: deps.database.db,
-    embeddings: deps.embeddings,
-    reranker: deps.reranker,
-    background: deps.background,
-    logger: deps.logger,
-    explain: deps.config.searchExplain,
-    episodeWindowSeconds: deps.config.episodeWindowSeconds,
-    quota: deps.quota,
-  };
+/**
+ * The AI-cost limits every operation with a cost kind is charged against, whichever door it came
+ * through. None when limits are off, or when the providers are free (every estimate is 0).
+ */
+function aiCostLimiter(
+  config: AppConfig,
+  backend: LimitBackend,
+  logger: Logger,
+): AiCostLimiter | undefined {
+  const rates = config.rateLimits;
+  const free = rates.embedMicroInrPerToken === 0 && rates.genMicroInrPerToken === 0;
+  if (!config.limits.enabled || free) return undefined;
+  return new AiCostLimiter({
+    backend,
+    burstMicroInrPerMinute: rates.costBurstMicroInrPerMinute,
+    budget:
+      rates.aiBudgetMicroInrPerDay === undefined
+        ? undefined
+        : new GlobalAiBudget({
+            backend,
+            microInrPerDay: rates.aiBudgetMicroInrPerDay,
+            failClosed: rates.aiBudgetFailClosed,
+            logger,
+          }),
+    logger,
+  });
 }

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApp } from './app.js';
+import { createApp, mcpSessionStore } from './app.js';
 import { attachClientErrorHandler } from './http/client-error.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
@@ -12,11 +12,9 @@ import { scheduleRetention } from './jobs/retention.js';
 import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
 import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
 import { startReembed } from './jobs/reembed.js';
-import { createBillingService } from './services/billing.js';
 import { createLogger, prettyLogStream } from './logger.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 import { localSignInLink } from './services/dashboard.js';
-import { dashboardDepsOf } from './routes/dashboard.js';
 import { limitsSummary } from './services/plans.js';
 import { databaseFailure, describeStartupFailure, listenFailure } from './startup-errors.js';
 
@@ -71,7 +69,8 @@ async function main(): Promise<void> {
     'database ready (migrations applied)',
   );
   const deps = await createDeps(config, logger, database);
-  const app = createApp(deps);
+  const mcpSessions = mcpSessionStore(deps);
+  const app = createApp(deps, mcpSessions);
   // Bound before anything is minted or printed: a port in use ends the start here, no key lost.
   const server = await listen(app, config.port, config.host).catch(async (error: unknown) => {
     await database.close().catch(() => undefined);
@@ -90,11 +89,9 @@ async function main(): Promise<void> {
     { ...config.retention, limitsEnabled: config.limits.enabled },
   );
   const usageReconcile = scheduleUsageReconcile(database.db, logger, config.usageReconcile);
-  const billingReprocess = scheduleBillingReprocess(
-    createBillingService({ config: config.billing, db: database.db, plans: deps.plans, logger }),
-    logger,
-    { intervalMs: config.billing.reprocessIntervalMs },
-  );
+  const billingReprocess = scheduleBillingReprocess(deps.billing, logger, {
+    intervalMs: config.billing.reprocessIntervalMs,
+  });
   // Memories embedded by an earlier local embedder join vector search again as it goes.
   const reembed = startReembed(database.db, deps.embeddings, logger);
   const address = server.address();
@@ -120,7 +117,7 @@ async function main(): Promise<void> {
   }
 
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
-  const signInLink = await localSignInLink(dashboardDepsOf(deps), {
+  const signInLink = await localSignInLink(deps.dashboard, {
     workspaceId: boot.workspaceId,
     baseUrl: config.dashboard.publicUrl ?? `http://${wildcard ? 'localhost' : config.host}:${port}`,
     ttlMs: config.dashboard.linkTtlMs,
@@ -146,7 +143,7 @@ async function main(): Promise<void> {
     // a client that holds a connection open gets a bounded grace period.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Open MCP sessions hold event streams open: closing them lets those requests finish.
-    await deps.mcpSessions.closeAll();
+    await mcpSessions.closeAll();
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     await closed;

@@ -27,6 +27,45 @@ export type RouteAuth =
   | 'dashboard_token'
   | 'dashboard_session';
 
+/**
+ * What an operation's AI-provider cost is estimated from before it runs, so that the cost burst
+ * and the global AI budget can refuse it up front. The server prices each kind from its own
+ * provider settings; the contract only names the kind.
+ *
+ * - `write`: the memory text embedded, and extracted when extraction is on for it;
+ * - `query`: the query embedded once (nothing for a keyword search);
+ * - `ingest`, `conversation`: every item of the request, as writes;
+ * - `replay`: a saved search run again, as a query.
+ */
+export type CostKind = 'write' | 'query' | 'ingest' | 'conversation' | 'replay';
+
+/** The plan resources an operation meters (the usage report's names). */
+export type QuotaResource =
+  | 'writes'
+  | 'reads'
+  | 'embeds'
+  | 'embed_tokens'
+  | 'extraction_calls'
+  | 'gen_tokens'
+  | 'storage_bytes';
+
+/**
+ * When an operation's audit record is written:
+ * - `with_write`: in the transaction that stores what it wrote (a replayed write, which stores
+ *   nothing, is recorded once it ends);
+ * - `after`: once the operation ends, with its outcome.
+ */
+export type AuditMode = 'with_write' | 'after';
+
+/** The domain events an operation may emit, by name. */
+export type DomainEventName =
+  | 'memory.created'
+  | 'memory.deduped'
+  | 'memory.superseded'
+  | 'memory.merged'
+  | 'memory.deleted'
+  | 'search.feedback';
+
 export interface RouteMetadata {
   auth: RouteAuth;
   /**
@@ -34,6 +73,26 @@ export interface RouteMetadata {
    * the published contract") and free to change without notice. Tagged `operator` in OpenAPI.
    */
   operator?: boolean;
+  /**
+   * The route also takes the spec's internal subrequest (I: `x-internal-mcp: 1` with the internal
+   * secret, for the workspace in `x-workspace-id`). Spec rule 2 allows it on POST /v1/memories only.
+   */
+  internalSubrequest?: boolean;
+  /** The route spends AI-provider money: its estimate's kind (absent: it costs nothing). */
+  cost?: CostKind;
+  /** The plan resources the route meters. */
+  quota?: readonly QuotaResource[];
+  /** How the route's audit record is written (absent: one record per request, when it ends). */
+  audit?: AuditMode;
+  /** The domain events the route's operation may emit. */
+  events?: readonly DomainEventName[];
+  /** The MCP tool that runs the same operation, when there is one. */
+  mcpTool?: string;
+}
+
+/** A route's metadata, typed (ts-rest keeps it as `unknown`). */
+export function routeMetadata(route: { metadata?: unknown }): RouteMetadata {
+  return (route.metadata as RouteMetadata | undefined) ?? { auth: 'api_key_or_session' };
 }
 
 /** Metadata of a public route. */
@@ -61,3 +120,13 @@ export const PAYMENT_CALLBACK = { auth: 'payment_callback' } as const satisfies 
 export const DASHBOARD_TOKEN = { auth: 'dashboard_token' } as const satisfies RouteMetadata;
 /** Metadata of a dashboard route behind the session cookie (and CSRF on mutations). */
 export const DASHBOARD_SESSION = { auth: 'dashboard_session' } as const satisfies RouteMetadata;
+
+/**
+ * The policies every route that stores memories through the write pipeline shares: what it
+ * meters, that its audit record is written in the write's transaction, the events it may emit.
+ */
+export const MEMORY_WRITE = {
+  quota: ['writes', 'storage_bytes', 'embeds', 'embed_tokens', 'extraction_calls', 'gen_tokens'],
+  audit: 'with_write',
+  events: ['memory.created', 'memory.deduped', 'memory.superseded', 'memory.merged'],
+} as const satisfies Partial<RouteMetadata>;

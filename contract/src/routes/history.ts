@@ -8,7 +8,7 @@ import {
   SearchHistoryResponse,
 } from '../schemas/history.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { TENANT_OPERATOR } from './auth.js';
+import { TENANT_OPERATOR, type RouteMetadata } from './auth.js';
 
 const c = initContract();
 
@@ -32,7 +32,11 @@ export const historyContract = c.router(
       path: '/search/replay',
       body: ReplaySearchPayload,
       responses: { 200: ReplaySearchResponse, 409: ErrorEnvelope },
-      metadata: TENANT_OPERATOR,
+      metadata: {
+        ...TENANT_OPERATOR,
+        cost: 'replay',
+        quota: ['reads', 'embeds', 'embed_tokens'],
+      } satisfies RouteMetadata,
       summary: 'Run a saved search again, metered like a search',
     },
     sendContextFeedback: {

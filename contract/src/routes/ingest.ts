@@ -6,7 +6,7 @@ import {
   IngestResponse,
 } from '../schemas/ingest.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { TENANT_OPERATOR } from './auth.js';
+import { MEMORY_WRITE, TENANT_OPERATOR, type RouteMetadata } from './auth.js';
 
 const c = initContract();
 
@@ -23,7 +23,11 @@ export const ingestContract = c.router(
       body: ConversationIngestPayload,
       // 402 TRIAL_EXPIRED: no plan in force (metered like POST /v1/memories).
       responses: { 200: ConversationIngestResponse, 402: ErrorEnvelope },
-      metadata: TENANT_OPERATOR,
+      metadata: {
+        ...TENANT_OPERATOR,
+        cost: 'conversation',
+        ...MEMORY_WRITE,
+      } satisfies RouteMetadata,
       summary: 'Store a conversation (messages or a transcript) as memories, turn by turn',
     },
     ingest: {
@@ -31,7 +35,11 @@ export const ingestContract = c.router(
       path: '/ingest',
       body: IngestPayload,
       responses: { 200: IngestResponse, 402: ErrorEnvelope },
-      metadata: TENANT_OPERATOR,
+      metadata: {
+        ...TENANT_OPERATOR,
+        cost: 'ingest',
+        ...MEMORY_WRITE,
+      } satisfies RouteMetadata,
       summary: 'Store a memory, a conversation or a document (split into sections and pieces)',
     },
   },

@@ -10,7 +10,7 @@ import {
   MemoryInsertResponse,
 } from '../schemas/memories.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { TENANT } from './auth.js';
+import { MEMORY_WRITE, TENANT, type RouteMetadata } from './auth.js';
 
 const c = initContract();
 
@@ -31,7 +31,13 @@ export const memoriesContract = c.router(
       // 402 TRIAL_EXPIRED: no plan in force (a metered route). 409 CONFLICT: the idempotency_key
       // was used before with another payload.
       responses: { 200: MemoryInsertResponse, 402: ErrorEnvelope, 409: ErrorEnvelope },
-      metadata: TENANT,
+      metadata: {
+        ...TENANT,
+        internalSubrequest: true,
+        cost: 'write',
+        ...MEMORY_WRITE,
+        mcpTool: 'add_memory',
+      } satisfies RouteMetadata,
       summary: 'Store a memory for an owner',
     },
     listMemories: {
@@ -39,7 +45,7 @@ export const memoriesContract = c.router(
       path: '/memories',
       query: ListMemoriesQuery,
       responses: { 200: ListMemoriesResponse },
-      metadata: TENANT,
+      metadata: { ...TENANT, mcpTool: 'list_memories' } satisfies RouteMetadata,
       summary: 'List memories, newest first',
     },
     getMemory: {
@@ -47,7 +53,7 @@ export const memoriesContract = c.router(
       path: '/memories/:id',
       pathParams: MemoryIdParams,
       responses: { 200: Memory },
-      metadata: TENANT,
+      metadata: { ...TENANT, mcpTool: 'get_memory' } satisfies RouteMetadata,
       summary: 'Read one memory',
     },
     deleteMemory: {
@@ -56,7 +62,11 @@ export const memoriesContract = c.router(
       pathParams: MemoryIdParams,
       body: c.noBody(),
       responses: { 200: DeleteMemoryResponse },
-      metadata: TENANT,
+      metadata: {
+        ...TENANT,
+        events: ['memory.deleted'],
+        mcpTool: 'delete_memory',
+      } satisfies RouteMetadata,
       summary: 'Delete a memory with its chunks and links',
     },
   },

@@ -8,7 +8,7 @@ import {
   SearchResponse,
 } from '../schemas/search.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { TENANT } from './auth.js';
+import { TENANT, type RouteMetadata } from './auth.js';
 
 const c = initContract();
 
@@ -28,7 +28,12 @@ export const searchContract = c.router(
       body: SearchPayload,
       // 402 TRIAL_EXPIRED: no plan in force (a metered route).
       responses: { 200: SearchResponse, 402: ErrorEnvelope },
-      metadata: TENANT,
+      metadata: {
+        ...TENANT,
+        cost: 'query',
+        quota: ['reads', 'embeds', 'embed_tokens'],
+        mcpTool: 'search_memories',
+      } satisfies RouteMetadata,
       summary: 'Hybrid search over an owner’s memories',
     },
     getContext: {
@@ -36,7 +41,12 @@ export const searchContract = c.router(
       path: '/context',
       body: SearchPayload,
       responses: { 200: ContextResponse, 402: ErrorEnvelope },
-      metadata: TENANT,
+      metadata: {
+        ...TENANT,
+        cost: 'query',
+        quota: ['reads', 'embeds', 'embed_tokens'],
+        mcpTool: 'get_context',
+      } satisfies RouteMetadata,
       summary: 'Prompt-ready context with numbered citations',
     },
     sendFeedback: {
@@ -44,7 +54,11 @@ export const searchContract = c.router(
       path: '/feedback',
       body: FeedbackPayload,
       responses: { 200: FeedbackResponse },
-      metadata: TENANT,
+      metadata: {
+        ...TENANT,
+        events: ['search.feedback'],
+        mcpTool: 'send_feedback',
+      } satisfies RouteMetadata,
       summary: 'Explicit positive or negative signal for an earlier search or context call',
     },
   },

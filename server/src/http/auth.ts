@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { contract, CSRF_HEADER, DASHBOARD_SESSION_COOKIE, routeAuth } from '@mnemo/contract';
+import { CSRF_HEADER, DASHBOARD_SESSION_COOKIE, routeAuth, routeMetadata } from '@mnemo/contract';
 import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler } from 'express';
 import type { Database } from '../db/client.js';
-import { getWorkspaceById } from '../db/queries/workspaces.js';
+import { workspaceExists } from '../services/key-admin.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import { DashboardSessions, type SessionContext } from '../services/sessions.js';
 import { ServiceError } from '../errors.js';
@@ -31,12 +31,15 @@ export interface RequestAuth {
   scope?: 'tenant' | 'admin';
   /** Set when a dashboard session (the spec's S) authenticated the request instead of a key. */
   session?: SessionContext;
+  /** Set when an internal subrequest (the spec's I) authenticated the request. */
+  internal?: true;
 }
 
 /**
  * Internal subrequests (spec auth mode I): `x-internal-mcp: 1` with `x-internal-secret` equal to
  * the configured secret, for the workspace named by `x-workspace-id`. Spec rule 2 binds them to
- * POST /v1/memories: on every other route the headers grant nothing.
+ * POST /v1/memories: only a route whose metadata says `internalSubrequest` accepts them; on every
+ * other route the headers grant nothing.
  */
 export interface InternalAuthOptions {
   /** MNEMO_INTERNAL_SECRET; undefined turns internal subrequests off (the headers are ignored). */
@@ -45,10 +48,8 @@ export interface InternalAuthOptions {
   db: Database;
 }
 
-const INTERNAL_ROUTE = contract.memories.createMemory;
-
 const acceptsInternal = (route: AppRoute | undefined) =>
-  route?.method === INTERNAL_ROUTE.method && route.path === INTERNAL_ROUTE.path;
+  route !== undefined && routeMetadata(route).internalSubrequest === true;
 
 /** Constant time, whatever the lengths: both sides are hashed to 32 bytes first. */
 function sameSecret(presented: string, expected: string): boolean {
@@ -64,13 +65,13 @@ async function authenticateInternal(
     throw new ServiceError('UNAUTHORIZED', 'Invalid internal request credentials');
   }
   const workspaceId = req.get('x-workspace-id')?.trim() ?? '';
-  if (!isUuid(workspaceId) || !(await getWorkspaceById(db, workspaceId))) {
+  if (!isUuid(workspaceId) || !(await workspaceExists(db, workspaceId))) {
     throw new ServiceError(
       'UNAUTHORIZED',
       'An internal request must name an existing workspace in x-workspace-id',
     );
   }
-  return { workspaceId, apiKeyId: null };
+  return { workspaceId, apiKeyId: null, internal: true };
 }
 
 function presentedKey(
@@ -87,7 +88,7 @@ function presentedKey(
 /**
  * Enforces each contract route's `metadata.auth`: public routes and the payment callback pass,
  * tenant routes need a key.
- * With `internal`, POST /v1/memories also accepts an internal subrequest: when it carries
+ * With `internal`, a route whose metadata allows it (POST /v1/memories) also accepts an internal subrequest: when it carries
  * `x-internal-mcp: 1`, the internal credentials alone decide (a wrong secret is 401). With
  * `sessions`, a request without a key may use the dashboard session cookie instead; a presented
  * key always wins over a cookie.

@@ -1,25 +1,7 @@
 import type { Request, RequestHandler } from 'express';
-import type { NewAuditRecord } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
 import type { AuditRecorder } from '../services/audit.js';
-
-const MAX_PATH = 512;
-const MAX_USER_AGENT = 256;
-
-/** The audit fields a request determines by itself (everything but its outcome). */
-export function auditFields(req: Request): Omit<NewAuditRecord, 'status' | 'durationMs'> {
-  return {
-    requestId: req.requestId,
-    workspaceId: req.auth?.workspaceId ?? null,
-    apiKeyId: req.auth?.apiKeyId ?? null,
-    method: req.method,
-    path: req.path.slice(0, MAX_PATH),
-    // The contract's pattern, so the audit log can be filtered by route without knowing ids.
-    route: req.tsRestRoute?.path ?? null,
-    ip: req.ip ?? null,
-    userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
-  };
-}
+import { requestAuditFields } from './request-inputs.js';
 
 /** Fields a handler adds to its request's completion line; never parameters or user content. */
 const extraFields = new WeakMap<Request, { mcp_tools?: string[] }>();
@@ -33,8 +15,8 @@ export function noteMcpTool(req: Request, tool: string): void {
 
 /**
  * Registered first so that every request, whatever answers it, ends with one audit record and
- * one structured completion log line. A handler that wrote its own audit record inside its
- * transaction (a memory write) sets `req.auditRecorded`.
+ * one structured completion log line. A request that ran an operation has its audit record from
+ * the operation's policy wrapper (`req.auditRecorded`): completion writes none for it.
  */
 export function completion({
   logger,
@@ -50,7 +32,7 @@ export function completion({
       done = true;
       const durationMs = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
       const status = aborted && !res.headersSent ? 499 : res.statusCode;
-      const fields = auditFields(req);
+      const fields = requestAuditFields(req);
       if (!req.auditRecorded)
         audit.record({ ...fields, status, durationMs: Math.round(durationMs) });
       logger.info(

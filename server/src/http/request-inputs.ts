@@ -1,41 +1,61 @@
 import { PII_SCAN_HEADER, SAVE_HISTORY_HEADER } from '@mnemo/contract';
 import type { Request } from 'express';
-import { auditFields } from './completion.js';
+import type { Caller } from '../operations/context.js';
+import { requireAuth, type RequestAuth } from './auth.js';
 
-/** This request's audit record as a write stores it in its own transaction. */
-export type WriteAudit = ReturnType<typeof auditFields> & { startedAt: bigint };
-
-/**
- * What an HTTP request says about a call besides its body. REST handlers and MCP tools read it
- * here, from the request that carries the call, so that both doors honour the same headers the
- * same way and audit the same fields.
- */
-export interface RequestInputs {
-  /** The `x-request-id`: keys learning signals, and feedback names it. */
+/** The parts of an HTTP request a caller is made of (ts-rest narrows its request's query type). */
+interface CarryingRequest {
+  auth?: RequestAuth;
   requestId: string;
-  /** `x-save-history: 1` or `true`: a search stores its query in the saved history. */
-  saveHistory: boolean;
-  /** `x-safety-pii-scan: 1`: a write reports the email and phone hints it finds. */
-  piiScan: boolean;
-  /** The audit record a write stores with the memory, in one transaction. */
-  audit: WriteAudit;
+  startedAt: bigint;
+  path: string;
+  ip?: string | undefined;
+  auditRecorded?: boolean;
+  get(name: string): string | undefined;
 }
 
-export function requestInputs(req: Request): RequestInputs {
+const MAX_PATH = 512;
+const MAX_USER_AGENT = 256;
+
+/**
+ * The caller of an operation, from the HTTP request that carries the call. REST handlers and MCP
+ * tools both build it here, so that both doors honour the same headers the same way and audit the
+ * same fields.
+ */
+export function callerOf(req: CarryingRequest, door: Caller['door']): Caller {
+  const auth = requireAuth(req);
   const saveHistory = req.get(SAVE_HISTORY_HEADER);
   return {
+    door,
+    workspaceId: auth.workspaceId,
+    apiKeyId: auth.apiKeyId,
+    via: auth.internal ? 'internal' : auth.session ? 'session' : 'api_key',
     requestId: req.requestId,
     saveHistory: saveHistory === '1' || saveHistory?.toLowerCase() === 'true',
     piiScan: req.get(PII_SCAN_HEADER) === '1',
-    audit: { ...auditFields(req), startedAt: req.startedAt },
+    origin: {
+      path: req.path.slice(0, MAX_PATH),
+      ip: req.ip ?? null,
+      userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
+      startedAt: req.startedAt,
+    },
+    audited: () => {
+      req.auditRecorded = true;
+    },
   };
 }
 
-/**
- * Notes that a handler's transaction wrote this request's audit record, so that completion does
- * not write a second one. It never unsets: a replay (which writes none) must not undo the record
- * an earlier call on the same HTTP request wrote.
- */
-export function markAudited(req: Request, audited: boolean): void {
-  req.auditRecorded = req.auditRecorded === true || audited;
+/** The audit fields of a request no operation recorded (refused before one ran, or none). */
+export function requestAuditFields(req: Request) {
+  return {
+    requestId: req.requestId,
+    workspaceId: req.auth?.workspaceId ?? null,
+    apiKeyId: req.auth?.apiKeyId ?? null,
+    method: req.method,
+    path: req.path.slice(0, MAX_PATH),
+    // The contract's pattern, so the audit log can be filtered by route without knowing ids.
+    route: req.tsRestRoute?.path ?? null,
+    ip: req.ip ?? null,
+    userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
+  };
 }

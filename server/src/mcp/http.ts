@@ -9,18 +9,37 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import type { AppDeps } from '../deps.js';
 import { apiKeyAuth, requireAuth } from '../http/auth.js';
 import { ServiceError } from '../errors.js';
 import { sendError } from '../http/errors.js';
 import { clientRateLimit } from '../http/limits.js';
 import { clientAddressKey } from '../http/rate-limit.js';
 import type { RouteTable } from '../http/route-table.js';
+import type { LimitBackend } from '../limits/backend.js';
+import type { Logger } from '../logger.js';
+import type { Operations } from '../operations/index.js';
+import type { ApiKeyService } from '../services/api-keys.js';
 import { withHttpRequest } from './context.js';
 import { landingPage } from './landing.js';
 import { MCP_PATHS } from './paths.js';
 import { createMcpServer } from './server.js';
-import type { McpSession, SessionBinding } from './sessions.js';
+import type { McpSession, McpSessionStore, SessionBinding } from './sessions.js';
+
+/** What the MCP door needs: the operations its tools call and the door's own machinery. */
+export interface McpDoorDeps {
+  operations: Operations;
+  apiKeys: ApiKeyService;
+  sessions: McpSessionStore;
+  /** Counts the per-client-address limit of MCP paths. */
+  limits: LimitBackend;
+  logger: Logger;
+  settings: {
+    version: string;
+    /** Requests per minute per client address on MCP paths. */
+    rateLimitPerMinute: number;
+    maxBodyBytes: number;
+  };
+}
 
 const SESSION_HEADER = 'mcp-session-id';
 
@@ -75,12 +94,12 @@ const bindingOf = (req: Request): SessionBinding => {
  * A session belongs to the workspace and key that initialized it; anyone else is told 404.
  */
 export function mcpRoutes(
-  deps: AppDeps,
+  deps: McpDoorDeps,
   table: RouteTable,
   /** The tenant request limits (per key, per workspace, in flight), run after the key check. */
   limits: RequestHandler[] = [],
 ): Router {
-  const { config, mcpSessions: sessions, logger } = deps;
+  const { settings, sessions, logger } = deps;
   for (const path of MCP_PATHS)
     for (const method of ['POST', 'GET', 'DELETE']) table.add(method, path);
 
@@ -91,16 +110,16 @@ export function mcpRoutes(
     clientRateLimit({
       backend: deps.limits,
       name: 'mcp-ip',
-      limit: config.mcp.rateLimitPerMinute,
+      limit: settings.rateLimitPerMinute,
       key: clientAddressKey,
-      describe: `${config.mcp.rateLimitPerMinute} requests per minute per client address on MCP paths`,
+      describe: `${settings.rateLimitPerMinute} requests per minute per client address on MCP paths`,
       logger,
     }),
   );
   // Keys only: the internal subrequest headers grant nothing here (spec: auth rule 2).
   const auth = apiKeyAuth({ apiKeys: deps.apiKeys });
   // The app's JSON parser skips MCP paths so that malformed JSON is a JSON-RPC parse error here.
-  const rawBody = express.raw({ type: () => true, limit: config.maxBodyBytes });
+  const rawBody = express.raw({ type: () => true, limit: settings.maxBodyBytes });
 
   async function serve(
     session: McpSession,
@@ -121,7 +140,11 @@ export function mcpRoutes(
   }
 
   async function openSession(binding: SessionBinding): Promise<McpSession> {
-    const server = createMcpServer(deps, binding);
+    const server = createMcpServer({
+      operations: deps.operations,
+      logger,
+      version: settings.version,
+    });
     const session: McpSession = {
       id: '',
       binding,

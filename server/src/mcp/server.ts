@@ -11,11 +11,12 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AppDeps } from '../deps.js';
-import type { SessionBinding } from './sessions.js';
+import type { Logger } from '../logger.js';
+import type { Operations } from '../operations/index.js';
 import { ServiceError } from '../errors.js';
 import { noteMcpTool } from '../http/completion.js';
 import { errorEnvelope } from '../http/errors.js';
+import { callerOf } from '../http/request-inputs.js';
 import { currentHttpRequest } from './context.js';
 import { toolJsonSchema, toolOutputJsonSchema } from './schema.js';
 import { TOOLS } from './tools.js';
@@ -62,10 +63,22 @@ function withoutMessage(error: unknown): unknown {
   };
 }
 
-/** One MCP server per session (an SDK Server serves one transport). */
-export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server {
+/** What an MCP server runs its tools with. */
+export interface McpServerDeps {
+  operations: Operations;
+  logger: Logger;
+  /** The server's version, as `initialize` reports it. */
+  version: string;
+}
+
+/**
+ * One MCP server per session (an SDK Server serves one transport). A session belongs to the
+ * workspace and key that opened it, so every request reaching it was authenticated as them: a
+ * tool call acts for the caller of the HTTP request carrying it.
+ */
+export function createMcpServer(deps: McpServerDeps): Server {
   const server = new Server(
-    { name: MCP_SERVER_NAME, title: 'Mnemo memory', version: deps.config.version },
+    { name: MCP_SERVER_NAME, title: 'Mnemo memory', version: deps.version },
     { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
   );
   const byName = new Map(TOOLS.map((tool) => [tool.name, tool]));
@@ -81,7 +94,7 @@ export function createMcpServer(deps: AppDeps, binding: SessionBinding): Server 
     noteMcpTool(httpRequest, tool.name);
     try {
       const output = await tool.call(
-        { deps, workspaceId: binding.workspaceId, request: httpRequest },
+        { operations: deps.operations, caller: callerOf(httpRequest, 'mcp') },
         request.params.arguments,
       );
       return {

@@ -28,25 +28,15 @@ import {
   type SearchResultItem,
 } from '@mnemo/contract';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { Request } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../deps.js';
-import { markAudited, requestInputs } from '../http/request-inputs.js';
 import { validationError, zodDetails } from '../http/validation.js';
-import { memoryWriteDeps, searchDeps } from '../deps.js';
-import { deleteMemory, getMemory, listMemories } from '../services/memories.js';
-import { writeMemory } from '../services/memory-write.js';
-import { buildContext } from '../services/retrieval/context.js';
-import { applyFeedback } from '../services/retrieval/feedback.js';
-import { searchMemories } from '../services/retrieval/search.js';
+import type { Caller, Operations } from '../operations/index.js';
 import { between, describeFields, listOf, unstorableArguments } from './schema.js';
 
-/** What a tool call acts for: the session's workspace and the HTTP request carrying the call. */
+/** What a tool call runs: the operations, for the caller of the HTTP request carrying the call. */
 export interface ToolContext {
-  deps: AppDeps;
-  workspaceId: string;
-  /** Its `x-request-id` keys learning signals; its audit fields go into write transactions. */
-  request: Request;
+  operations: Operations;
+  caller: Caller;
 }
 
 /** A successful call: text for the model, and the REST response's shape for programs. */
@@ -268,17 +258,8 @@ export const TOOLS: McpTool[] = [
     }),
     output: MemoryInsertResponse,
     payload: MemoryInsertPayload,
-    async run({ deps, workspaceId, request }, payload) {
-      const { piiScan, audit } = requestInputs(request);
-      const result = await writeMemory(memoryWriteDeps(deps), {
-        workspaceId,
-        payload,
-        piiScan,
-        audit,
-      });
-      // The write's transaction holds this request's audit record; a replay wrote none.
-      markAudited(request, result.audited);
-      const response = result.response;
+    async run({ operations, caller }, payload) {
+      const response = await operations.writeMemory(caller, payload);
       const lines = response.deduped
         ? [
             `Not stored again: memory ${response.memory_id} already holds this (${response.dedupe_kind ?? 'near'} duplicate).`,
@@ -307,15 +288,12 @@ export const TOOLS: McpTool[] = [
     input: describeFields(SearchFields.shape, SEARCH),
     output: SearchResponse.extend({ request_id: z.string() }),
     payload: SearchPayload,
-    async run({ deps, workspaceId, request }, payload) {
-      const { requestId, saveHistory } = requestInputs(request);
-      const { results, page, page_size, total, has_more } = await searchMemories(searchDeps(deps), {
-        workspaceId,
-        requestId,
-        route: 'search',
+    async run({ operations, caller }, payload) {
+      const { requestId } = caller;
+      const { results, page, page_size, total, has_more } = await operations.searchMemories(
+        caller,
         payload,
-        saveHistory,
-      });
+      );
       const response = { results, page, page_size, total, has_more, request_id: requestId };
       return {
         text: searchText(results, { page, page_size, total }, requestId),
@@ -336,14 +314,9 @@ export const TOOLS: McpTool[] = [
     input: describeFields(SearchFields.shape, SEARCH),
     output: ContextResponse.extend({ request_id: z.string() }),
     payload: SearchPayload,
-    async run({ deps, workspaceId, request }, payload) {
-      const { requestId } = requestInputs(request);
-      const context = await buildContext(searchDeps(deps), {
-        workspaceId,
-        requestId,
-        route: 'context',
-        payload,
-      });
+    async run({ operations, caller }, payload) {
+      const { requestId } = caller;
+      const context = await operations.getContext(caller, payload);
       const lines = context.context_text
         ? [
             context.context_text,
@@ -388,8 +361,8 @@ export const TOOLS: McpTool[] = [
     ),
     output: ListMemoriesResponse,
     payload: ListMemoriesArgs,
-    async run({ deps, workspaceId }, query) {
-      const list = await listMemories(deps.database.db, workspaceId, query);
+    async run({ operations, caller }, query) {
+      const list = await operations.listMemories(caller, query);
       const lines = [pageLine('memories', { ...list, shown: list.results.length })];
       const offset = (list.page - 1) * list.page_size;
       list.results.forEach((memory, i) => {
@@ -412,8 +385,8 @@ export const TOOLS: McpTool[] = [
     input: describeFields(MemoryIdArgs.shape, { memory_id: MEMORY_ID }),
     output: Memory,
     payload: MemoryIdArgs,
-    async run({ deps, workspaceId }, { memory_id }) {
-      const memory = await getMemory(deps.database.db, workspaceId, memory_id);
+    async run({ operations, caller }, { memory_id }) {
+      const memory = await operations.getMemory(caller, { id: memory_id });
       return { text: memoryText(memory), structured: memory };
     },
   }),
@@ -435,8 +408,8 @@ export const TOOLS: McpTool[] = [
     input: describeFields(MemoryIdArgs.shape, { memory_id: MEMORY_ID }),
     output: DeleteMemoryResponse,
     payload: MemoryIdArgs,
-    async run({ deps, workspaceId }, { memory_id }) {
-      const deleted = await deleteMemory(deps.database.db, workspaceId, memory_id);
+    async run({ operations, caller }, { memory_id }) {
+      const deleted = await operations.deleteMemory(caller, { id: memory_id });
       return {
         text:
           deleted.deleted_children.length === 0
@@ -468,8 +441,8 @@ export const TOOLS: McpTool[] = [
     }),
     output: FeedbackResponse,
     payload: FeedbackPayload,
-    async run({ deps, workspaceId }, payload) {
-      const result = await applyFeedback(deps.database.db, workspaceId, payload, deps.background);
+    async run({ operations, caller }, payload) {
+      const result = await operations.sendFeedback(caller, payload);
       return {
         text: `Recorded ${result.feedback} feedback on request ${result.request_id}: applied to ${result.applied} memor${result.applied === 1 ? 'y' : 'ies'}.`,
         structured: result,

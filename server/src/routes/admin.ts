@@ -1,15 +1,29 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
-import { adminAuth } from '../http/admin-auth.js';
+import type { Database } from '../db/client.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { runHygiene } from '../jobs/hygiene.js';
 import { runRetention } from '../jobs/retention.js';
+import type { Logger } from '../logger.js';
+import type { BillingService } from '../services/billing.js';
+import type { PlanService } from '../services/plans.js';
+import type { DashboardSessions } from '../services/sessions.js';
 import { reconcileUsage } from '../services/usage.js';
-import { billingServiceOf } from './billing.js';
-import { dashboardDepsOf } from './dashboard.js';
+
+/** What the operator routes run. */
+export interface AdminRouteDeps {
+  db: Database;
+  plans: PlanService;
+  logger: Logger;
+  billing: BillingService;
+  /** Dashboard sessions, whose expired rows an operator may clean up. */
+  sessions: DashboardSessions;
+  settings: { nearThreshold: number; limitsEnabled: boolean };
+  /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
+  guard: RequestHandler;
+}
 
 const s = initServer();
 
@@ -17,17 +31,20 @@ const s = initServer();
  * Operator routes (outside the published contract), guarded by the admin token. The guard runs
  * before the query is validated: without the token a caller learns nothing about the route.
  */
-export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDeps): void {
-  const billing = billingServiceOf(deps);
-  const retention = { db: deps.database.db, plans: deps.plans, logger: deps.logger };
+export function mountAdminRoutes(
+  target: IRouter,
+  table: RouteTable,
+  { db, plans, logger, billing, sessions, settings, guard }: AdminRouteDeps,
+): void {
+  const retention = { db, plans, logger };
   const implementation = s.router(contract.admin, {
     runMemoryHygiene: async ({ query }) => ({
       status: 200,
-      body: await runHygiene(deps.database.db, {
+      body: await runHygiene(db, {
         dryRun: query.dry_run,
         limit: query.limit,
         ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
-        nearThreshold: deps.config.dedupe.nearThreshold,
+        nearThreshold: settings.nearThreshold,
       }),
     }),
     runMemoryRetention: async ({ query }) => ({
@@ -36,10 +53,10 @@ export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDe
         dryRun: query.dry_run,
         limit: query.limit,
         ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
-        limitsEnabled: deps.config.limits.enabled,
+        limitsEnabled: settings.limitsEnabled,
       }),
     }),
-    reconcileUsage: async () => ({ status: 200, body: await reconcileUsage(deps.database.db) }),
+    reconcileUsage: async () => ({ status: 200, body: await reconcileUsage(db) }),
     reprocessWebhooks: async ({ query }) => ({
       status: 200,
       body: await billing.reprocess({ limit: query.limit, force: true }),
@@ -51,29 +68,8 @@ export function mountAdminRoutes(target: IRouter, table: RouteTable, deps: AppDe
     }),
     cleanupDashboardSessions: async () => ({
       status: 200,
-      body: { deleted: await dashboardDepsOf(deps).sessions.cleanup() },
+      body: { deleted: await sessions.cleanup() },
     }),
   });
-  mountContract(target, table, contract.admin, implementation, [adminGuard(deps)]);
+  mountContract(target, table, contract.admin, implementation, [guard]);
 }
-
-/**
- * The guard of every admin-token route (`/admin/*`, `/v1/admin/*`, `/v1/api-keys*`): the token or
- * its signed form, the IP allowlist and break-glass, as configured. One per app, so a signed
- * token's nonce is remembered across all of them.
- */
-export function adminGuard(deps: AppDeps): RequestHandler {
-  const cached = guards.get(deps);
-  if (cached) return cached;
-  const guard = adminAuth({
-    token: deps.config.adminToken,
-    ipAllowlist: deps.config.adminAuth.ipAllowlist,
-    breakGlassUntil: deps.config.adminAuth.breakGlassUntil,
-    maxSkewSeconds: deps.config.adminAuth.hmacMaxSkewSeconds,
-    limits: deps.limits,
-    logger: deps.logger,
-  });
-  guards.set(deps, guard);
-  return guard;
-}
-const guards = new WeakMap<AppDeps, RequestHandler>();

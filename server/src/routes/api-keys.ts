@@ -1,17 +1,25 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
-import type { IRouter } from 'express';
-import type { AppDeps } from '../deps.js';
+import type { IRouter, RequestHandler } from 'express';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
-import { listOperatorKeys, mintOperatorKey, revokeOperatorKey } from '../services/key-admin.js';
-import { adminGuard } from './admin.js';
+import {
+  listOperatorKeys,
+  mintOperatorKey,
+  revokeOperatorKey,
+  type KeyAdminDeps,
+} from '../services/key-admin.js';
 
 const s = initServer();
 
 /** `/v1/api-keys*`: API keys of any workspace, behind the admin guard (token, allowlist). */
-export function mountApiKeyRoutes(target: IRouter, table: RouteTable, deps: AppDeps): void {
-  const keyAdmin = { db: deps.database.db, apiKeys: deps.apiKeys, logger: deps.logger };
+export function mountApiKeyRoutes(
+  target: IRouter,
+  table: RouteTable,
+  keyAdmin: KeyAdminDeps,
+  /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
+  adminGuard: RequestHandler,
+): void {
   const implementation = s.router(contract.apiKeys, {
     createApiKey: async ({ body }) => ({
       status: 201,
@@ -30,5 +38,5 @@ export function mountApiKeyRoutes(target: IRouter, table: RouteTable, deps: AppD
       body: await revokeOperatorKey(keyAdmin, params.id),
     }),
   });
-  mountContract(target, table, contract.apiKeys, implementation, [adminGuard(deps)]);
+  mountContract(target, table, contract.apiKeys, implementation, [adminGuard]);
 }

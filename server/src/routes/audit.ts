@@ -1,7 +1,7 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
+import type { Database } from '../db/client.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
@@ -14,10 +14,9 @@ const s = initServer();
 export function mountAuditRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  db: Database,
   middleware: RequestHandler[],
 ): void {
-  const db = deps.database.db;
   const implementation = s.router(contract.audit, {
     getAuditLog: async ({ req, query }) => ({
       status: 200,

@@ -1,25 +1,14 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import { paymentCallbackAuth } from '../http/payment-callback.js';
 import type { RouteTable } from '../http/route-table.js';
 import { ServiceError } from '../errors.js';
-import { type BillingService, createBillingService } from '../services/billing.js';
+import type { BillingService } from '../services/billing.js';
 
 const s = initServer();
-
-/** The billing service of the app's configuration, over the app's plans. */
-export function billingServiceOf(deps: AppDeps): BillingService {
-  return createBillingService({
-    config: deps.config.billing,
-    db: deps.database.db,
-    plans: deps.plans,
-    logger: deps.logger,
-  });
-}
 
 /**
  * Billing routes. `middleware` is the tenant chain (API key, limits); the callback passes the
@@ -28,9 +17,8 @@ export function billingServiceOf(deps: AppDeps): BillingService {
 export function mountBillingRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  { billing, maxBodyBytes }: { billing: BillingService; maxBodyBytes: number },
   middleware: RequestHandler[],
-  billing: BillingService = billingServiceOf(deps),
 ): void {
   const implementation = s.router(contract.billing, {
     getBillingStatus: async ({ req }) => ({
@@ -44,7 +32,7 @@ export function mountBillingRoutes(
     receivePaymentCallback: {
       middleware: paymentCallbackAuth({
         verify: (callback) => billing.verifySignature(callback),
-        maxBytes: deps.config.maxBodyBytes,
+        maxBytes: maxBodyBytes,
       }),
       handler: async ({ body }) => ({
         status: 200,

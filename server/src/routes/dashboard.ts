@@ -1,7 +1,6 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
 import { dashboardSessionAuth, requireSession } from '../http/auth.js';
 import { clearSessionCookies, setSessionCookies, readCookie } from '../http/cookies.js';
 import { mountContract } from '../http/mount.js';
@@ -18,29 +17,8 @@ import {
   revokeApiKey,
   type DashboardDeps,
 } from '../services/dashboard.js';
-import { DashboardIdentity } from '../services/identity.js';
-import { DashboardSessions } from '../services/sessions.js';
 
 const s = initServer();
-
-const built = new WeakMap<AppDeps, DashboardDeps>();
-
-/** The dashboard's services over the app's deps: one per app, shared with tenant session auth. */
-export function dashboardDepsOf(deps: AppDeps): DashboardDeps {
-  let existing = built.get(deps);
-  if (!existing) {
-    const db = deps.database.db;
-    existing = {
-      db,
-      identity: new DashboardIdentity(db, deps.config.dashboard),
-      sessions: new DashboardSessions(db, deps.config.dashboard.sessionTtlMs),
-      apiKeys: deps.apiKeys,
-      usage: { db, plans: deps.plans, limitsEnabled: deps.config.limits.enabled },
-    };
-    built.set(deps, existing);
-  }
-  return existing;
-}
 
 const ok = <T>(data: T) => ({ status: 200 as const, body: { ok: true as const, data } });
 
@@ -48,11 +26,11 @@ const ok = <T>(data: T) => ({ status: 200 as const, body: { ok: true as const, d
 export function mountDashboardRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  /** The dashboard's services: one per app, its sessions shared with tenant session auth. */
+  dash: DashboardDeps,
   /** Per-address request limits, before the session check. */
   limits: RequestHandler[] = [],
 ): void {
-  const dash = dashboardDepsOf(deps);
   const implementation = s.router(contract.dashboard, {
     bootstrapDashboard: async ({ body }) =>
       ok(

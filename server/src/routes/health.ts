@@ -1,11 +1,18 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
-import type { AppDeps } from '../deps.js';
+import type { AppConfig } from '../config.js';
+import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import { health, readiness, versionedHealth } from '../services/health.js';
 
 const s = initServer();
 
-export function healthRoutes(deps: AppDeps) {
+/** What health and readiness report on. */
+export type HealthRouteDeps = Parameters<typeof readiness>[0] & {
+  config: AppConfig;
+  embeddings: EmbeddingProvider;
+};
+
+export function healthRoutes(deps: HealthRouteDeps) {
   return s.router(contract.health, {
     getHealth: async () => ({ status: 200, body: health(deps.config) }),
     getVersionedHealth: async () => ({

@@ -1,33 +1,31 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
-import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import { createLink, deleteLink, listLinks } from '../services/links.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
 export function mountLinkRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  operations: Pick<Operations, 'createLink' | 'listLinks' | 'deleteLink'>,
   middleware: RequestHandler[],
 ): void {
-  const { db } = deps.database;
   const implementation = s.router(contract.links, {
     createLink: async ({ req, params, body }) => ({
       status: 200,
-      body: await createLink(db, requireAuth(req).workspaceId, params.id, body),
+      body: await operations.createLink(callerOf(req, 'rest'), { id: params.id, link: body }),
     }),
     listLinks: async ({ req, params }) => ({
       status: 200,
-      body: await listLinks(db, requireAuth(req).workspaceId, params.id),
+      body: await operations.listLinks(callerOf(req, 'rest'), params),
     }),
     deleteLink: async ({ req, params, query }) => ({
       status: 200,
-      body: await deleteLink(db, requireAuth(req).workspaceId, params.id, query),
+      body: await operations.deleteLink(callerOf(req, 'rest'), { id: params.id, query }),
     }),
   });
   mountContract(target, table, contract.links, implementation, middleware);

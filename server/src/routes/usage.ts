@@ -1,26 +1,19 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
-import { usageToday } from '../services/usage.js';
+import { usageToday, type UsageDeps } from '../services/usage.js';
 
 const s = initServer();
 
 export function mountUsageRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  usage: UsageDeps,
   middleware: RequestHandler[],
 ): void {
-  const usage = {
-    db: deps.database.db,
-    plans: deps.plans,
-    limitsEnabled: deps.config.limits.enabled,
-    unsettled: (workspaceId: string) => deps.quota.unsettled?.(workspaceId) ?? [],
-  };
   const implementation = s.router(contract.usage, {
     getUsageToday: async ({ req }) => ({
       status: 200,

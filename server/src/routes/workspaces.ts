@@ -1,12 +1,11 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { AppDeps } from '../deps.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { ServiceError } from '../errors.js';
-import { createTenantWorkspace } from '../services/key-admin.js';
+import { createTenantWorkspace, type KeyAdminDeps } from '../services/key-admin.js';
 
 const s = initServer();
 
@@ -25,10 +24,9 @@ function requireAdminScope(): RequestHandler {
 export function mountWorkspaceRoutes(
   target: IRouter,
   table: RouteTable,
-  deps: AppDeps,
+  keyAdmin: KeyAdminDeps,
   tenant: RequestHandler[],
 ): void {
-  const keyAdmin = { db: deps.database.db, apiKeys: deps.apiKeys, logger: deps.logger };
   const implementation = s.router(contract.workspaces, {
     createWorkspace: async ({ req, body }) => {
       const auth = requireAuth(req);

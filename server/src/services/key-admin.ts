@@ -34,6 +34,11 @@ export function toApiKeyInfo(row: ApiKey): ApiKeyInfo {
   };
 }
 
+/** Whether the workspace exists (an internal subrequest must name one). */
+export async function workspaceExists(db: Database, workspaceId: string): Promise<boolean> {
+  return (await getWorkspaceById(db, workspaceId)) !== undefined;
+}
+
 async function requireWorkspace(db: Database, workspaceId: string): Promise<void> {
   if (!(await getWorkspaceById(db, workspaceId))) {
     throw new ServiceError('NOT_FOUND', 'Workspace not found');

@@ -4,7 +4,6 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { getEntitlement } from '../../src/db/queries/entitlements.js';
 import { webhookEvents } from '../../src/db/schema/index.js';
-import { billingServiceOf } from '../../src/routes/billing.js';
 import type { TestTenant } from '../support/app.js';
 import { createTestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
@@ -128,7 +127,7 @@ describeDb('billing: deferred verification, reprocessing, degraded mode', () => 
     t.payu.verifyMode = '5xx';
     await postCallback(t.app, callback);
     t.payu.verifyMode = 'ok';
-    const billing = billingServiceOf(t.deps);
+    const billing = t.deps.billing;
     // Not due yet (backoff of at least 15 s).
     expect((await billing.reprocess()).attempted).toBe(0);
     await t.database.db

@@ -49,17 +49,15 @@ export async function createBillingTestApp(
     MNEMO_BILLING_PROBE_TIMEOUT_MS: '500',
     ...env,
   });
-  const base = await createDeps(config, createLogger(config.logLevel), database);
   const plans = new PlanService(database.db, {
     internalGrantPlan: undefined,
     loader: billingEntitlements(database.db, undefined),
     cacheMs: 30_000,
   });
-  const deps: AppDeps = {
-    ...base,
+  const deps: AppDeps = await createDeps(config, createLogger(config.logLevel), database, {
     plans,
     quota: createMeteredQuota({ db: database.db, plans }),
-  };
+  });
   const addTenant = async (name = 'test'): Promise<TestTenant> => {
     const workspace = await createWorkspace(database.db, { name });
     const key = await deps.apiKeys.mint(workspace.id, 'test');

@@ -299,7 +299,7 @@ describeDb(
     }, 180_000);
 
     afterAll(async () => {
-      await t?.deps.mcpSessions.closeAll();
+      await t?.mcpSessions.closeAll();
       await http?.close();
       await t?.close();
     });

@@ -35,7 +35,7 @@ describeDb('the owner rule: no owner id is the default owner, lists included', (
   }, 120_000);
   afterAll(async () => {
     await mcp?.client.close();
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await http?.close();
     await t?.close();
   });

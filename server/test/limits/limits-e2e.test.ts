@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import type { EmbeddingProvider } from '../../src/providers/embeddings/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
@@ -44,7 +44,7 @@ const search = (t: TestApp, body: Record<string, unknown>, tenant: TestTenant = 
 describeDb('request limits end to end', () => {
   let t: TestApp | undefined;
   afterEach(async () => {
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await t?.close();
     t = undefined;
   });
@@ -177,13 +177,14 @@ describeDb('request limits end to end', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     t = await createTestApp({ MNEMO_INFLIGHT_PER_WORKSPACE: '2', MNEMO_INFLIGHT_LEASE_MS: '1000' });
     const local = t.deps.embeddings;
-    // The local embedder, but holding every write until the test lets go.
-    const slow = Object.create(local) as EmbeddingProvider;
-    slow.embed = async (...args: Parameters<EmbeddingProvider['embed']>) => {
-      await gate;
-      return local.embed(...args);
-    };
-    t.deps.embeddings = slow;
+    const embed = local.embed.bind(local);
+    // The app's own embedder, but holding every write until the test lets go.
+    vi.spyOn(local, 'embed').mockImplementation(
+      async (...args: Parameters<EmbeddingProvider['embed']>) => {
+        await gate;
+        return embed(...args);
+      },
+    );
     const held = [write(t, 'held write one'), write(t, 'held write two')].map((r) =>
       r.then((res) => res),
     );

@@ -17,7 +17,7 @@ describeDb('MCP over HTTP: sessions, methods and the request order', () => {
     http = await listen(t.app);
   });
   afterAll(async () => {
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await http?.close();
     await t?.close();
   });
@@ -274,7 +274,7 @@ describeDb('MCP over HTTP: sessions, methods and the request order', () => {
   it('closes sessions idle longer than the TTL', async () => {
     const sessionId = await openSession();
     expect(
-      t.deps.mcpSessions.sweep(Date.now() + t.deps.config.mcp.sessionTtlMs + 1000),
+      t.mcpSessions.sweep(Date.now() + t.deps.config.mcp.sessionTtlMs + 1000),
     ).toBeGreaterThanOrEqual(1);
     await new Promise((resolve) => setImmediate(resolve));
     expect((await rpc(sessionId, 'ping')).status).toBe(404);

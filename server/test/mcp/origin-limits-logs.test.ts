@@ -31,7 +31,7 @@ function app(env: Record<string, string>): Promise<TestApp> {
 afterAll(async () => {
   for (const pending of made.values()) {
     const t = await pending;
-    await t.deps.mcpSessions.closeAll();
+    await t.mcpSessions.closeAll();
     await t.close();
   }
 }, 120_000);
@@ -290,7 +290,7 @@ describeDb('MCP logs: tool name, status and duration, never arguments or memory 
         await client.close();
       } finally {
         await server.close();
-        await t.deps.mcpSessions.closeAll();
+        await t.mcpSessions.closeAll();
         await t.close();
       }
       const failure = lines.find((line) => line.msg === 'MCP tool failed');

@@ -106,7 +106,7 @@ describeDb('MCP IP rate limit', () => {
     });
   });
   afterAll(async () => {
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await t?.close();
   });
 

@@ -49,7 +49,7 @@ describeDb('MCP tools over streamable HTTP', () => {
   });
   afterAll(async () => {
     await Promise.all(open.map(({ client }) => client.close()));
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await http?.close();
     await t?.close();
   });
@@ -80,7 +80,7 @@ describeDb('MCP tools over streamable HTTP', () => {
     expect(client.getServerCapabilities()).toMatchObject({ tools: {}, logging: {} });
     expect(client.getInstructions()).toContain('search_memories');
     expect(await client.ping()).toEqual({});
-    expect(t.deps.mcpSessions.size).toBeGreaterThanOrEqual(1);
+    expect(t.mcpSessions.size).toBeGreaterThanOrEqual(1);
   });
 
   it('lists every tool with a description, an input schema and an output schema', async () => {
@@ -467,7 +467,7 @@ describeDb('MCP tools: unexpected failures', () => {
     http = await listen(t.app);
   });
   afterAll(async () => {
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await http?.close();
     await t?.close();
   });

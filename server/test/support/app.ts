@@ -1,7 +1,8 @@
 import type { Express } from 'express';
 import { afterAll, afterEach, expect } from 'vitest';
 import { describeViolations, ResponseChecker } from '../../../test/src/response-check.js';
-import { createApp } from '../../src/app.js';
+import { createApp, mcpSessionStore } from '../../src/app.js';
+import type { McpSessionStore } from '../../src/mcp/sessions.js';
 import type { AppDeps } from '../../src/deps.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
@@ -17,6 +18,8 @@ export interface TestTenant {
 export interface TestApp {
   app: Express;
   deps: AppDeps;
+  /** The app's open MCP sessions. */
+  mcpSessions: McpSessionStore;
   database: TestDatabase;
   /** A workspace with a fresh key, made for the test. */
   tenant: TestTenant;
@@ -61,10 +64,8 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);
-  const deps = {
-    ...(await createDeps(config, createLogger(config.logLevel), database)),
-    ...overrides,
-  };
+  const deps = await createDeps(config, createLogger(config.logLevel), database, overrides);
+  const mcpSessions = mcpSessionStore(deps);
   const addTenant = async (name = 'test'): Promise<TestTenant> => {
     const workspace = await createWorkspace(database.db, { name });
     const key = await deps.apiKeys.mint(workspace.id, 'test');
@@ -72,12 +73,14 @@ export async function createTestApp(
   };
   const tenant = await addTenant();
   return {
-    app: responseChecks.wrap(createApp(deps)),
+    app: responseChecks.wrap(createApp(deps, mcpSessions)),
     deps,
+    mcpSessions,
     database,
     tenant,
     addTenant,
     close: async () => {
+      await mcpSessions.closeAll();
       await deps.background.drain();
       await deps.quota.drain?.();
       await deps.statistics.drain();

@@ -316,16 +316,19 @@ describeDb('write path budget outcomes (local embedder and extractor)', () => {
     expect(await memoryCount(t, lapsed.workspaceId)).toBe(0);
 
     const tenant = await t.addTenant('degraded');
-    const quota = t.deps.quota;
-    t.deps.quota = meter(t.database.db, {
+    const degraded = meter(t.database.db, {
       loader: () => Promise.reject(new Error('billing check timed out')),
     }).gate;
+    // The app's meter answers as one whose entitlement check times out.
+    const reserve = vi
+      .spyOn(t.deps.quota, 'reserve')
+      .mockImplementation((usage) => degraded.reserve(usage));
     try {
       const res = await write(tenant, { text: 'Gus likes grapes' });
       expectRefused(res, 503, 'ENTITLEMENT_DEGRADED');
       expect(res.headers['retry-after']).toBe('30');
     } finally {
-      t.deps.quota = quota;
+      reserve.mockRestore();
     }
     expect(await memoryCount(t, tenant.workspaceId)).toBe(0);
     await expectNothingReserved(t, tenant.workspaceId);

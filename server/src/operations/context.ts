@@ -1,0 +1,134 @@
+import type { AppConfig } from '../config.js';
+import type { Database } from '../db/client.js';
+import type { NewAuditRecord } from '../db/schema/index.js';
+import type { Logger } from '../logger.js';
+import type { EmbeddingProvider } from '../providers/embeddings/index.js';
+import type { Extractor } from '../providers/extraction/index.js';
+import type { Reranker } from '../providers/rerank/index.js';
+import type { BackgroundTasks } from '../services/background.js';
+import type { MemoryWriteDeps } from '../services/memory-write.js';
+import type { QuotaGate } from '../services/quota.js';
+import type { SearchDeps } from '../services/retrieval/search.js';
+
+/** Reads: search recall, lists, lookups. A read replica can stand here. */
+export type Reader = Database;
+/** Writes, and reads that must see them (the primary). */
+export type Writer = Database;
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * What operations run with: the storage ports, the meter, the providers and the few settings
+ * that change what they do. Built once by the composition root; each operation states by its
+ * signature the part it uses.
+ */
+export interface OperationContext {
+  reader: Reader;
+  writer: Writer;
+  /** Plan quotas: a service reserves before the costly work and settles after. */
+  quota: QuotaGate;
+  clock: Clock;
+  logger: Logger;
+  embeddings: EmbeddingProvider;
+  /** Undefined: no rerank step. */
+  reranker: Reranker | undefined;
+  /** Undefined: extraction is off. */
+  extractor: Extractor | undefined;
+  /** Learning signals and search history, off the response path. */
+  background: BackgroundTasks;
+  settings: {
+    dedupe: AppConfig['dedupe'];
+    /** Attach `_explain` to every search result (an operator setting). */
+    searchExplain: boolean;
+    episodeWindowSeconds: number;
+  };
+  /** Told how many rows a committed write added, to keep planner statistics fresh. */
+  onRowsWritten(rows: number): void;
+}
+
+/** How the caller was authenticated: the door decides, the operation's policy checks. */
+export type CallerVia = 'api_key' | 'session' | 'internal';
+
+/**
+ * Who calls an operation and what the carrying request says besides its input, the same for
+ * REST and MCP: both doors build it from the HTTP request.
+ */
+export interface Caller {
+  door: 'rest' | 'mcp';
+  workspaceId: string;
+  /** The API key; null for a dashboard session or an internal subrequest. */
+  apiKeyId: string | null;
+  via: CallerVia;
+  /** The `x-request-id`: keys learning signals; feedback names it. */
+  requestId: string;
+  /** `x-save-history: 1` or `true`: a search stores its query in the saved history. */
+  saveHistory: boolean;
+  /** `x-safety-pii-scan: 1`: a write reports the email and phone hints it finds. */
+  piiScan: boolean;
+  /** Where the call came in, for its audit record. */
+  origin: {
+    path: string;
+    ip: string | null;
+    userAgent: string | null;
+    /** `process.hrtime.bigint()` when the carrying request arrived. */
+    startedAt: bigint;
+  };
+  /** Told that the operation's audit record is written: the door writes none for the request. */
+  audited(): void;
+}
+
+/**
+ * An operation's audit record before its outcome: the one shape both doors produce, built by the
+ * policy wrapper. A write stores it in its own transaction; anything else is recorded once the
+ * operation ends, with its status.
+ */
+export type AuditDraft = Pick<
+  NewAuditRecord,
+  'requestId' | 'workspaceId' | 'apiKeyId' | 'method' | 'path' | 'route' | 'ip' | 'userAgent'
+> & { startedAt: bigint };
+
+/** The write pipeline's ports, from the context. */
+export function writePorts(
+  ctx: Pick<
+    OperationContext,
+    'writer' | 'embeddings' | 'quota' | 'extractor' | 'settings' | 'onRowsWritten'
+  >,
+): MemoryWriteDeps {
+  return {
+    db: ctx.writer,
+    embeddings: ctx.embeddings,
+    quota: ctx.quota,
+    config: { dedupe: ctx.settings.dedupe },
+    extractor: ctx.extractor,
+    onRowsWritten: ctx.onRowsWritten,
+  };
+}
+
+export type WriteContext = Parameters<typeof writePorts>[0];
+
+/** Search and context's ports, from the context. */
+export function searchPorts(
+  ctx: Pick<
+    OperationContext,
+    'writer' | 'embeddings' | 'reranker' | 'background' | 'logger' | 'settings' | 'quota'
+  >,
+): SearchDeps {
+  return {
+    // The search service still reads and writes (signals, saved history) through one handle:
+    // the primary, until its recall takes a reader of its own.
+    db: ctx.writer,
+    embeddings: ctx.embeddings,
+    reranker: ctx.reranker,
+    background: ctx.background,
+    logger: ctx.logger,
+    explain: ctx.settings.searchExplain,
+    episodeWindowSeconds: ctx.settings.episodeWindowSeconds,
+    quota: ctx.quota,
+  };
+}
+
+export type SearchContext = Parameters<typeof searchPorts>[0];
