@@ -12,8 +12,8 @@ import {
   listMemories as listMemoryRows,
   type MemoryWithChunkCount,
 } from '../db/queries/memories.js';
-import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
-import type { MemoryLifecycleEvent } from '../db/schema/index.js';
+import { lifecycleHistoryFor } from '../db/queries/events.js';
+import type { DomainEventRow } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
 import { recordStorageFreed } from './usage.js';
 import { ownerFromAliases, resolveOwner } from './owner.js';
@@ -21,9 +21,9 @@ import { isUuid } from '../ids.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 20;
 
-function toLifecycleEvent(event: MemoryLifecycleEvent): LifecycleEvent {
+function toLifecycleEvent(event: DomainEventRow): LifecycleEvent {
   return {
-    event: event.event,
+    event: event.kind,
     rule: event.rule,
     related_memory_id: event.relatedMemoryId,
     details: event.details,
@@ -32,9 +32,14 @@ function toLifecycleEvent(event: MemoryLifecycleEvent): LifecycleEvent {
 }
 
 /** Memory objects with their lifecycle events (one query for the whole page). */
-async function toMemories(db: Database, rows: MemoryWithChunkCount[]): Promise<Memory[]> {
-  const events = await lifecycleEventsFor(
+async function toMemories(
+  db: Database,
+  workspaceId: string,
+  rows: MemoryWithChunkCount[],
+): Promise<Memory[]> {
+  const events = await lifecycleHistoryFor(
     db,
+    workspaceId,
     rows.map((row) => row.id),
   );
   return rows.map((row) =>
@@ -45,7 +50,7 @@ async function toMemories(db: Database, rows: MemoryWithChunkCount[]): Promise<M
   );
 }
 
-function toMemory(row: MemoryWithChunkCount, events: MemoryLifecycleEvent[]): Memory {
+function toMemory(row: MemoryWithChunkCount, events: DomainEventRow[]): Memory {
   return {
     id: row.id,
     text: row.text,
@@ -85,7 +90,7 @@ export async function getMemory(db: Database, workspaceId: string, id: string): 
   if (!isUuid(id)) throw notFound(id);
   const row = await getMemoryById(db, workspaceId, id);
   if (!row) throw notFound(id);
-  const [memory] = await toMemories(db, [row]);
+  const [memory] = await toMemories(db, workspaceId, [row]);
   return memory ?? toMemory(row, []);
 }
 
@@ -127,7 +132,7 @@ export async function listMemories(
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
   return {
-    results: await toMemories(db, rows),
+    results: await toMemories(db, workspaceId, rows),
     page,
     page_size: pageSize,
     total,

@@ -102,4 +102,42 @@ describeDb('migrations', () => {
       }
     },
   );
+  it.runIf(testBackend() === 'postgres')(
+    'the outbox migration moves the lifecycle history into domain_events, in order',
+    async () => {
+      const empty = await createEmptyPostgresDatabase();
+      const client = postgres(empty.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+        const at = migrations.findIndex((m) =>
+          m.sql.join('\n').includes('DROP TABLE "memory_lifecycle_events"'),
+        );
+        expect(at).toBeGreaterThan(0);
+        for (const migration of migrations.slice(0, at))
+          for (const statement of migration.sql) await client.unsafe(statement);
+        const [ws] = await client`insert into workspaces (name) values ('w') returning id`;
+        const [memory] =
+          await client`insert into memories (workspace_id, owner_id, text, content_hash)
+          values (${ws!.id}, 'u', 'm', 'm') returning id`;
+        const event = (kind: string, rule: string, at: string) =>
+          client`insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, created_at)
+            values (${ws!.id}, ${memory!.id}, ${kind}, ${rule}, ${at})`;
+        await event('archived', 'expiry', '2026-02-01T00:00:00Z');
+        await event('merged', 'evolution', '2026-01-01T00:00:00Z');
+
+        for (const statement of migrations[at]!.sql) await client.unsafe(statement);
+        const rows = await client<{ kind: string; rule: string; memory_id: string }[]>`
+          select kind, rule, memory_id from domain_events order by seq`;
+        expect(rows).toEqual([
+          { kind: 'merged', rule: 'evolution', memory_id: memory!.id },
+          { kind: 'archived', rule: 'expiry', memory_id: memory!.id },
+        ]);
+        const [gone] = await client`select to_regclass('memory_lifecycle_events') as t`;
+        expect(gone!.t).toBeNull();
+      } finally {
+        await client.end();
+        await empty.drop();
+      }
+    },
+  );
 });

@@ -1,37 +1,10 @@
-import { and, asc, eq, inArray, isNotNull, lte } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, lte } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import {
-  memories,
-  memoryChunks,
-  memoryLifecycleEvents,
-  type MemoryLifecycleEvent,
-  type NewMemory,
-  type NewMemoryChunk,
-  type NewMemoryLifecycleEvent,
-} from '../schema/index.js';
+import { memories, memoryChunks, type NewMemory, type NewMemoryChunk } from '../schema/index.js';
 import type { Queryable } from './statement.js';
 
 // Re-exported: the lifecycle rules (services/lifecycle/decide.ts) import it from here.
 export type { ClaimHolder } from './claims.js';
-
-export async function insertLifecycleEvents(
-  db: Queryable,
-  events: NewMemoryLifecycleEvent[],
-): Promise<void> {
-  if (events.length > 0) await db.insert(memoryLifecycleEvents).values(events);
-}
-
-export async function lifecycleEventsFor(
-  db: Database,
-  memoryIds: string[],
-): Promise<MemoryLifecycleEvent[]> {
-  if (memoryIds.length === 0) return [];
-  return db
-    .select()
-    .from(memoryLifecycleEvents)
-    .where(inArray(memoryLifecycleEvents.memoryId, memoryIds))
-    .orderBy(asc(memoryLifecycleEvents.createdAt));
-}
 
 /** `change`: replaced by a memory, or archived by a lifecycle rule. */
 export async function markMemoryState(

@@ -1,7 +1,9 @@
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
+import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { memoryTimeWithin } from './recall.js';
+import { Statement } from './statement.js';
 
 export type MemoryWithChunkCount = MemoryRow & { chunkCount: number };
 
@@ -77,10 +79,22 @@ export interface DeletedMemory {
   bytes: number;
 }
 
+/** The delete and its `deleted` events, one statement. */
+const DELETE_MEMORY = new Statement<{ workspaceId: string; id: string; events: string }>(`
+with gone as (
+  delete from memories m where m.workspace_id = :workspaceId::uuid and m.id = :id::uuid
+  returning m.id
+),
+events as (
+  ${insertEventsFromJson(':events', { from: 'gone' })}
+)
+select count(*)::int as deleted from gone`);
+
 /**
  * Deletes a memory of this workspace with what the foreign keys cascade to: its chunks and links
- * and its extracted children. The row is locked first so that no child can be added between
- * listing the children and the delete. Undefined when there is no such memory.
+ * and its extracted children, with a `deleted` event for each. The row is locked first so that no
+ * child can be added between listing the children and the delete. Undefined when there is no
+ * such memory.
  */
 export async function deleteMemoryById(
   db: Database,
@@ -108,9 +122,17 @@ export async function deleteMemoryById(
       childIds.push(...level);
       for (const row of rows) bytes += Number(row.bytes);
     }
-    await tx
-      .delete(memories)
-      .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)));
+    const events: DomainEvent[] = [
+      { kind: 'deleted', workspaceId, memoryId: id, rule: 'request' },
+      ...childIds.map((childId): DomainEvent => ({
+        kind: 'deleted',
+        workspaceId,
+        memoryId: childId,
+        rule: 'parent_deleted',
+        relatedMemoryId: id,
+      })),
+    ];
+    await DELETE_MEMORY.run(tx, { workspaceId, id, events: eventRecords(events) });
     return { childIds, bytes };
   });
 }

@@ -8,6 +8,7 @@ import {
   type NewLearningSignal,
 } from '../schema/index.js';
 import { parseVectorLiteral } from '../schema/columns.js';
+import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { historyTimes, liveOrHistory, withHistoryTimes } from './recall.js';
 import { type Queryable, Statement } from './statement.js';
 
@@ -76,15 +77,35 @@ export async function latestSignalForRequest(
   return row;
 }
 
+const SET_SIGNAL_FEEDBACK = new Statement<{
+  id: string;
+  feedback: string;
+  at: string;
+  events: string;
+}>(`
+with voted as (
+  update learning_signals set feedback = :feedback::text, feedback_at = :at::timestamptz
+  where id = :id::uuid
+  returning 1
+),
+events as (
+  ${insertEventsFromJson(':events', { from: 'voted' })}
+)
+select count(*)::int as voted from voted`);
+
+/** Records the vote on the signal, with its `feedback` event, in one statement. */
 export async function setSignalFeedback(
   db: Queryable,
   id: string,
   feedback: string,
+  events: readonly DomainEvent[],
 ): Promise<void> {
-  await db
-    .update(learningSignals)
-    .set({ feedback, feedbackAt: new Date() })
-    .where(eq(learningSignals.id, id));
+  await SET_SIGNAL_FEEDBACK.run(db, {
+    id,
+    feedback,
+    at: new Date().toISOString(),
+    events: eventRecords(events),
+  });
 }
 
 /** Adds `delta` to a memory's feedback score, kept within ±limit; returns whether it exists. */
