@@ -130,7 +130,8 @@ export function memoryWriteDeps(deps: AppDeps): MemoryWriteDeps {
 /** What search and context need, the same for REST and MCP. */
 export function searchDeps(deps: AppDeps): SearchDeps {
   return {
-    db: deps.database.db,
+    reader: deps.database.reader,
+    writer: deps.database.writer,
     embeddings: deps.embeddings,
     reranker: deps.reranker,
     background: deps.background,

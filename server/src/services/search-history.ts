@@ -77,7 +77,8 @@ export async function replaySearch(
   deps: SearchDeps,
   request: ReplayRequest,
 ): Promise<ReplaySearchResponse> {
-  const saved = await savedSearchById(deps.db, request.workspaceId, request.queryId);
+  // The writer: a replay right after its search must find the history that search just saved.
+  const saved = await savedSearchById(deps.writer, request.workspaceId, request.queryId);
   if (!saved) throw new ServiceError('NOT_FOUND', `No saved search ${request.queryId}`);
   // The payload was valid when it was saved; a contract that has since narrowed may refuse it.
   const parsed = SearchPayload.safeParse(saved.payload);

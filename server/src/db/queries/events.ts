@@ -1,3 +1,4 @@
+import type { Reader } from '../client.js';
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import {
   domainEvents,
@@ -127,7 +128,7 @@ export const eventOutbox: EventOutbox = {
 
 /** The lifecycle history of these memories, oldest first (one query for a page of memories). */
 export async function lifecycleHistoryFor(
-  db: Queryable,
+  db: Reader,
   workspaceId: string,
   memoryIds: string[],
 ): Promise<DomainEventRow[]> {

@@ -1,5 +1,5 @@
+import type { Reader } from '../client.js';
 import { and, asc, eq, isNotNull, lte } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { memories, memoryChunks, type NewMemory, type NewMemoryChunk } from '../schema/index.js';
 import type { Queryable } from './statement.js';
 
@@ -42,7 +42,7 @@ export async function rewriteMemory(
 
 /** Live memories whose `expires_at` has passed (oldest first). */
 export async function findExpired(
-  db: Queryable,
+  db: Reader,
   { workspaceId, limit, now = new Date() }: { workspaceId?: string; limit: number; now?: Date },
 ): Promise<Array<{ id: string; workspaceId: string; expiresAt: Date | null }>> {
   return db
@@ -78,7 +78,7 @@ export interface DuplicateCandidate {
  * hygiene pass to compare within each space.
  */
 export async function liveMemoriesOfCrowdedSpaces(
-  db: Database,
+  db: Reader,
   { workspaceId, limit }: { workspaceId?: string; limit: number },
 ): Promise<DuplicateCandidate[]> {
   return db

@@ -1,3 +1,4 @@
+import type { Reader } from '../client.js';
 import { and, asc, eq, inArray, or } from 'drizzle-orm';
 import { memories, memoryLinks, type MemoryLink } from '../schema/index.js';
 import { DatabaseError } from '../../errors.js';
@@ -63,7 +64,7 @@ export async function insertLink(
 
 /** Edges with the memory at either end, oldest first. */
 export async function linksOf(
-  db: Queryable,
+  db: Reader,
   workspaceId: string,
   memoryId: string,
 ): Promise<MemoryLink[]> {

@@ -1,5 +1,5 @@
+import type { Reader, Writer } from '../client.js';
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { memoryTimeWithin } from './recall.js';
@@ -25,7 +25,7 @@ const chunkCount = sql<number>`(select count(*)::int from ${memoryChunks} c wher
 
 /** Tenant-scoped: a memory of another workspace is simply not found. */
 export async function getMemoryById(
-  db: Database,
+  db: Reader,
   workspaceId: string,
   id: string,
 ): Promise<MemoryWithChunkCount | undefined> {
@@ -51,7 +51,7 @@ function listConditions(filter: MemoryListFilter): SQL | undefined {
 }
 
 export async function listMemories(
-  db: Database,
+  db: Reader,
   filter: MemoryListFilter,
   { limit, offset }: { limit: number; offset: number },
 ): Promise<{ rows: MemoryWithChunkCount[]; total: number }> {
@@ -97,7 +97,7 @@ select count(*)::int as deleted from gone`);
  * such memory.
  */
 export async function deleteMemoryById(
-  db: Database,
+  db: Writer,
   workspaceId: string,
   id: string,
 ): Promise<DeletedMemory | undefined> {

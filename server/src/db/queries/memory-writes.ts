@@ -1,3 +1,4 @@
+import type { Reader, Writer } from '../client.js';
 import { createHash } from 'node:crypto';
 import {
   type MemoryClaim,
@@ -5,7 +6,6 @@ import {
   type NewMemoryChunk,
   toVectorLiteral,
 } from '../schema/index.js';
-import type { Database } from '../client.js';
 import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension } from './vector.js';
@@ -89,7 +89,7 @@ const nearestStatements = new Map<number, Statement<NearestParams>>();
 
 /** Live memories of the space whose first chunk is nearest to `embedding` (same dimension only). */
 export async function findNearestLiveMemories(
-  db: Queryable,
+  db: Reader,
   space: MemorySpace,
   embedding: number[],
   limit: number,
@@ -99,7 +99,7 @@ export async function findNearestLiveMemories(
     statement = new Statement(nearestSql(embedding.length));
     nearestStatements.set(embedding.length, statement);
   }
-  const rows = await statement.run<Record<string, unknown> & NearestRow>(db, {
+  const rows = await statement.read<Record<string, unknown> & NearestRow>(db, {
     ...spaceParams(space),
     embedding: toVectorLiteral(embedding),
     limit,
@@ -183,7 +183,7 @@ type LookupRow = {
  * claims and, given an embedding, the nearest memories. A null or empty input skips its part.
  */
 export async function writeLookups(
-  db: Database,
+  db: Reader,
   space: MemorySpace,
   input: {
     contentHash: string | null;
@@ -194,7 +194,7 @@ export async function writeLookups(
   },
 ): Promise<WriteLookups> {
   const { nearest, ...rest } = input;
-  const [row] = await lookupStatement(nearest?.embedding.length ?? 0).run<LookupRow>(db, {
+  const [row] = await lookupStatement(nearest?.embedding.length ?? 0).read<LookupRow>(db, {
     ...spaceParams(space),
     ...rest,
     embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
@@ -663,7 +663,7 @@ export async function insertMemory(db: Queryable, input: NewMemoryWrite): Promis
  * committed while this one waited.
  */
 export async function insertMemoryLocked(
-  db: Database,
+  db: Writer,
   input: NewMemoryWrite,
 ): Promise<InsertOutcome> {
   const [, rows] = await inOneTrip(db, [
@@ -684,11 +684,11 @@ select i.request_hash as "requestHash", i.response from idempotency_records i
 where i.workspace_id = :workspaceId::uuid and i.key = :key::text`);
 
 export async function getIdempotencyRecord(
-  db: Queryable,
+  db: Reader,
   workspaceId: string,
   key: string,
 ): Promise<{ requestHash: string; response: Record<string, unknown> } | undefined> {
-  const [row] = await GET_IDEMPOTENCY_RECORD.run<{
+  const [row] = await GET_IDEMPOTENCY_RECORD.read<{
     requestHash: string;
     response: Record<string, unknown>;
   }>(db, {

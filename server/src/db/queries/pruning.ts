@@ -1,5 +1,5 @@
+import type { Reader } from '../client.js';
 import { and, count, countDistinct, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { memories, memoryChunks, domainEvents } from '../schema/index.js';
 
 /** Lifecycle rules that supersede a memory as a duplicate of another. */
@@ -23,7 +23,7 @@ export interface PruningCounts {
  * Aggregates over one workspace, each an indexed scan of its rows: memory states, expired
  * actives, exact duplicates among actives, duplicate supersessions by rule, and chunk counts.
  */
-export async function pruningCounts(db: Database, workspaceId: string): Promise<PruningCounts> {
+export async function pruningCounts(db: Reader, workspaceId: string): Promise<PruningCounts> {
   const [states, expired, exact, superseded, chunkTotals, perMemory, orphaned] = await Promise.all([
     db
       .select({ state: memories.lifecycleState, n: count() })

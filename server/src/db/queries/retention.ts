@@ -1,7 +1,8 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { executeRows, type Database } from '../client.js';
+import { type Reader, executeRows } from '../client.js';
 import { memories } from '../schema/index.js';
 import { insertEventsSelected, type DomainEvent } from './events.js';
+import type { Queryable } from './statement.js';
 
 type ArchivedEvent = Extract<DomainEvent, { kind: 'archived' }>;
 const ARCHIVED: ArchivedEvent['kind'] = 'archived';
@@ -21,7 +22,7 @@ export interface RetentionPolicy {
  * optionally one workspace only: the ones a retention run needs to resolve a plan for.
  */
 export async function workspacesWithMemoriesBefore(
-  db: Database,
+  db: Reader,
   { before, workspaceId }: { before: Date; workspaceId?: string },
 ): Promise<string[]> {
   const rows = await db
@@ -53,7 +54,7 @@ export interface RetentionBatchRow {
  * rows archives nothing. Returns counts per workspace.
  */
 export async function archivePastRetention(
-  db: Database,
+  db: Queryable,
   {
     policies,
     limit,

@@ -1,5 +1,5 @@
+import type { Reader, Writer } from '../client.js';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import {
   learningSignals,
   memories,
@@ -35,7 +35,7 @@ const insertLearningSignalsStatement = new Statement<{
  * a search's Node CPU, measured in a profile of the speed bench's searches).
  */
 export async function insertLearningSignals(
-  db: Database,
+  db: Queryable,
   signals: NewLearningSignal[],
 ): Promise<void> {
   if (signals.length === 0) return;
@@ -53,7 +53,7 @@ export async function insertLearningSignals(
 }
 
 export async function insertSavedSearch(
-  db: Database,
+  db: Writer,
   search: typeof savedSearches.$inferInsert,
 ): Promise<void> {
   await db.insert(savedSearches).values(search);
@@ -179,13 +179,13 @@ const linkedFirstChunksStatement = new Statement<{
  * round trip; see `Statement`).
  */
 export async function linkedFirstChunks(
-  db: Database,
+  db: Reader,
   space: { workspaceId: string; ownerId: string; ownerType: string },
   memoryIds: string[],
   limit: number,
 ): Promise<LinkedChunk[]> {
   if (memoryIds.length === 0) return [];
-  const rows = await linkedFirstChunksStatement.run<{
+  const rows = await linkedFirstChunksStatement.read<{
     memoryId: string;
     chunkId: string;
     chunkIndex: number;
