@@ -1,3 +1,4 @@
+import { lostAnswer } from '../faults.js';
 import type { Reader, Writer } from '../client.js';
 import { eq, sql } from 'drizzle-orm';
 import { workspaceConnectorSettings } from '../schema/index.js';
@@ -51,7 +52,7 @@ export async function updateConnectorSettings(
         settings: workspaceConnectorSettings.settings,
         updatedAt: workspaceConnectorSettings.updatedAt,
       });
-    if (!row) throw new Error('connector settings row vanished');
+    if (!row) throw lostAnswer('connector settings upsert');
     return row;
   });
 }

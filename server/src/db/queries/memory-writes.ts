@@ -1,3 +1,4 @@
+import { DEFAULT_IMPORTANCE } from '@mnemo/contract';
 import type { Reader, Writer } from '../client.js';
 import { createHash } from 'node:crypto';
 import {
@@ -619,7 +620,7 @@ function childColumns(child: ChildMemoryWrite['memory']) {
     text: child.text,
     metadata: child.metadata ?? {},
     memory_type: child.memoryType ?? 'note',
-    importance: child.importance ?? 1,
+    importance: child.importance ?? DEFAULT_IMPORTANCE,
     chunk_profile: child.chunkProfile ?? 'balanced',
     lifecycle_state: child.lifecycleState ?? 'active',
     confidence: child.confidence ?? null,

@@ -32,7 +32,7 @@ export class Statement<Params extends Record<string, unknown>> {
   values(params: Params): unknown[] {
     return this.names.map((name) => {
       const value = params[name];
-      if (value === undefined) throw new TypeError(`statement parameter :${name} is missing`);
+      if (value === undefined) throw new DatabaseError(`statement parameter :${name} is missing`);
       return value;
     });
   }
@@ -54,9 +54,10 @@ export class Statement<Params extends Record<string, unknown>> {
     // Any name makes drizzle's postgres.js session prepare; postgres.js names and caches the
     // statement itself, per connection, by its text.
     // A transaction is no key of the map: it runs on its own connection.
+    const values = this.values(params);
     const target = statementPoolOf(db)?.db ?? db;
     const query = target._.session.prepareQuery(
-      { sql: this.text, params: this.values(params) },
+      { sql: this.text, params: values },
       undefined,
       'hot',
       false,

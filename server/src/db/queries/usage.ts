@@ -159,7 +159,7 @@ const toJsonItems = (items: ReserveItem[]) =>
  */
 export async function reserveUsage(db: Queryable, input: ReserveInput): Promise<CounterState[]> {
   if (input.items.length > MAX_ITEMS) {
-    throw new TypeError(`a reservation holds at most ${MAX_ITEMS} counters`);
+    throw new DatabaseError(`a reservation holds at most ${MAX_ITEMS} counters`);
   }
   const items = [...input.items].sort(byCounterKey);
   const params = {
