@@ -90,6 +90,24 @@ describeDb('domain events: one outbox, written with the change', () => {
     expect(fresh.body.lifecycle_events).toEqual([]);
   });
 
+  it('a refining write emits one merged and no created', async () => {
+    const first = await write({
+      text: 'I have a golden retriever',
+      user_id: 'max',
+      extract: false,
+    });
+    const mark = await lastSeq();
+    const refined = await write({
+      text: 'I have a golden retriever named Max who loves swimming',
+      user_id: 'max',
+      extract: false,
+    });
+    expect(refined.body.trace?.memory_evolution).toBe('merged_into_existing');
+    expect(await since(mark)).toEqual([
+      { kind: 'merged', rule: 'evolution', memoryId: first.body.memory_id, relatedMemoryId: null },
+    ]);
+  });
+
   it('an extraction emits extracted per child; a delete emits deleted for each memory it removed', async () => {
     const mark = await lastSeq();
     const written = await write({ text: PARAGRAPH, user_id: 'lena' });
