@@ -118,8 +118,8 @@ export async function createDeps(
   });
   const operations = createOperations(
     {
-      reader: database.db,
-      writer: database.db,
+      reader: database.reader,
+      writer: database.writer,
       quota,
       clock: systemClock,
       logger,

@@ -24,6 +24,9 @@ export const LIMITS = {
   feedbackRequestId: { min: 1, max: 128 },
 } as const;
 
+/** The importance of a memory written without one: a neutral ranking multiplier. */
+export const DEFAULT_IMPORTANCE = 1;
+
 /**
  * Bounds this service adds to the spec's table, inclusive: identifiers and page numbers the spec
  * leaves open, bounded so that every accepted value fits the database (an index row, an integer

@@ -22,7 +22,7 @@ export const MemoryInsertFields = OwnerFields.merge(ScopeFields).extend({
   text: boundedText(LIMITS.memoryText),
   metadata: Metadata.optional(),
   memory_type: MemoryType.optional(),
-  /** Ranking multiplier: higher raises retrieval likelihood. */
+  /** Ranking multiplier: higher raises retrieval likelihood; DEFAULT_IMPORTANCE when absent. */
   importance: z.number().min(LIMITS.importance.min).max(LIMITS.importance.max).optional(),
   chunk_profile: ChunkProfile.optional(),
   /** Default true: extract atomic child memories when plan and budget allow. */

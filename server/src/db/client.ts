@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock.js';
 import { isConnectionLost } from './faults.js';
 import { migratePglite, migratePostgres } from './migrate.js';
+import { PlanCaches } from './plan-caches.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -21,10 +22,26 @@ export type Schema = typeof schema;
  */
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
 
+/**
+ * What a query that only reads takes: selects and raw statements, on the database or inside a
+ * transaction. Recall runs on it, so it can point at a replica.
+ */
+export type Reader = Pick<Database, '_' | 'select' | 'selectDistinct' | 'execute'>;
+
+/** What a query that changes anything takes: the primary, able to open transactions. */
+export type Writer = Database;
+
 export type DatabaseDriver = 'pglite' | 'postgres';
 
 export interface DatabaseHandle {
+  /** Reads (recall above all). Today the writer's connection; a read URL can point it elsewhere. */
+  reader: Reader;
+  /** Writes and anything that must see them at once. */
+  writer: Writer;
+  /** The writer, for callers not split into reads and writes yet. */
   db: Database;
+  /** What this handle's queries share beyond the connections (see {@link runtimeOf}). */
+  runtime: DatabaseRuntime;
   driver: DatabaseDriver;
   /** Runs a trivial query; rejects when the database cannot answer. */
   ping(): Promise<void>;
@@ -39,6 +56,11 @@ export interface OpenDatabaseOptions {
   dataDir?: string;
   /** PostgreSQL only: statement_timeout and lock_timeout of every session, in ms (0: none). */
   timeouts?: { statementMs: number; lockMs: number };
+  /**
+   * Apply pending migrations first (the default). False: open as it is, for a process that
+   * must not change the schema (a replica's reader, a tool run beside a newer server).
+   */
+  migrate?: boolean;
 }
 
 /** The defaults of `MNEMO_DB_STATEMENT_TIMEOUT_MS` and `MNEMO_DB_LOCK_TIMEOUT_MS`. */
@@ -89,7 +111,27 @@ export interface StatementPool {
   asyncCommit: Database;
 }
 
-const statementPools = new WeakMap<Database, StatementPool>();
+/**
+ * The handle's own state that its queries reach through the database they are given: the
+ * statement pool and the plan caches. One object per handle (no module-level maps), attached
+ * to the handle's database objects; a transaction carries none, as it runs on its own
+ * connection.
+ */
+export interface DatabaseRuntime {
+  statementPool: StatementPool | undefined;
+  planCaches: PlanCaches;
+}
+
+const RUNTIME = Symbol('mnemo.databaseRuntime');
+
+function attachRuntime(db: Database, runtime: DatabaseRuntime): void {
+  Object.defineProperty(db, RUNTIME, { value: runtime, enumerable: false });
+}
+
+/** The runtime of a handle's reader or writer; undefined for a transaction. */
+export function runtimeOf(db: Reader): DatabaseRuntime | undefined {
+  return (db as { [RUNTIME]?: DatabaseRuntime })[RUNTIME];
+}
 
 /**
  * On PostgreSQL, a second pool for the write path's hand-written statements, whose sessions plan
@@ -100,8 +142,8 @@ const statementPools = new WeakMap<Database, StatementPool>();
  * known to be small runs here too (`searchPlanFor` in queries/search-recall.ts). Undefined on
  * PGlite.
  */
-export function statementPoolOf(db: Database): StatementPool | undefined {
-  return statementPools.get(db);
+export function statementPoolOf(db: Reader): StatementPool | undefined {
+  return runtimeOf(db)?.statementPool;
 }
 
 /**
@@ -116,11 +158,15 @@ const SESSION_SETTINGS = {
   max_parallel_workers_per_gather: '0',
 } as const;
 
-/** Connects to PostgreSQL (when `databaseUrl` is set) or embedded PGlite, then applies migrations. */
+/**
+ * Connects to PostgreSQL (when `databaseUrl` is set) or embedded PGlite and, unless `migrate` is
+ * false, applies migrations.
+ */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const migrate = options.migrate ?? true;
   return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS)
-    : openPglite(options.dataDir);
+    ? openPostgres(options.databaseUrl, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS, migrate)
+    : openPglite(options.dataDir, migrate);
 }
 
 /**
@@ -161,8 +207,9 @@ function retryingReads(client: postgres.Sql): postgres.Sql {
 async function openPostgres(
   databaseUrl: string,
   timeouts: { statementMs: number; lockMs: number },
+  migrate: boolean,
 ): Promise<DatabaseHandle> {
-  await migratePostgres(databaseUrl);
+  if (migrate) await migratePostgres(databaseUrl);
   // Bound every statement and every lock wait: a fault answers 503 in seconds instead of hanging.
   const faultSettings = {
     application_name: APPLICATION_NAME,
@@ -201,16 +248,23 @@ async function openPostgres(
       plan_cache_mode: 'force_generic_plan',
     },
   });
-  // Through drizzle too, so values are parsed and serialised as on the main pool.
-  statementPools.set(db, {
-    db: drizzlePostgres({ client: retryingReads(statementClient), schema }),
-    client: statementClient,
-    // Two statements of a trip may each run to the statement timeout; a second for the rest.
-    tripTimeoutMs: timeouts.statementMs > 0 ? 2 * timeouts.statementMs + 1000 : 60_000,
-    asyncCommit: drizzlePostgres({ client: meteringClient, schema }),
-  });
+  const runtime: DatabaseRuntime = {
+    // Through drizzle too, so values are parsed and serialised as on the main pool.
+    statementPool: {
+      db: drizzlePostgres({ client: retryingReads(statementClient), schema }),
+      client: statementClient,
+      // Two statements of a trip may each run to the statement timeout; a second for the rest.
+      tripTimeoutMs: timeouts.statementMs > 0 ? 2 * timeouts.statementMs + 1000 : 60_000,
+      asyncCommit: drizzlePostgres({ client: meteringClient, schema }),
+    },
+    planCaches: new PlanCaches(),
+  };
+  attachRuntime(db, runtime);
   return {
+    reader: db,
+    writer: db,
     db,
+    runtime,
     driver: 'postgres',
     ping: async () => {
       await db.execute(sql`select 1`);
@@ -223,7 +277,7 @@ async function openPostgres(
   };
 }
 
-async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+async function openPglite(dataDir: string | undefined, migrate: boolean): Promise<DatabaseHandle> {
   const options = { extensions: { vector } };
   let client: PGlite;
   let unlock = async () => {};
@@ -242,7 +296,7 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
   }
   const db = drizzlePglite({ client, schema });
   try {
-    await migratePglite(db);
+    if (migrate) await migratePglite(db);
     for (const [name, value] of Object.entries(SESSION_SETTINGS))
       await client.exec(`SET ${name} = '${value}'`);
   } catch (error) {
@@ -250,8 +304,13 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
     await unlock();
     throw error;
   }
+  const runtime: DatabaseRuntime = { statementPool: undefined, planCaches: new PlanCaches() };
+  attachRuntime(db, runtime);
   return {
+    reader: db,
+    writer: db,
     db,
+    runtime,
     driver: 'pglite',
     ping: async () => {
       await db.execute(sql`select 1`);
@@ -265,7 +324,7 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
 
 /** Runs raw SQL and returns its rows, whichever driver is behind `db`. Values are not mapped by column types. */
 export async function executeRows<T extends Record<string, unknown>>(
-  db: Database,
+  db: Reader,
   query: SQL,
 ): Promise<T[]> {
   const result: unknown = await db.execute(query);

@@ -1,7 +1,7 @@
 import type { Database } from '../db/client.js';
+import { eventOutbox, type DomainEvent } from '../db/queries/events.js';
 import {
   findExpired,
-  insertLifecycleEvents,
   liveMemoriesOfCrowdedSpaces,
   markMemoryState,
   type DuplicateCandidate,
@@ -85,18 +85,18 @@ export async function runHygiene(db: Database, options: HygieneOptions): Promise
           replacedBy: duplicate.kept_memory_id,
         });
       const workspaceOf = new Map(live.map((m) => [m.id, m.workspaceId]));
-      await insertLifecycleEvents(tx, [
-        ...expired.map((memory) => ({
+      await eventOutbox.emit(tx, [
+        ...expired.map((memory): DomainEvent => ({
+          kind: 'archived',
           workspaceId: memory.workspaceId,
           memoryId: memory.id,
-          event: 'archived',
           rule: 'expiry',
           details: { expires_at: memory.expiresAt?.toISOString() ?? null },
         })),
-        ...superseded.map((duplicate) => ({
+        ...superseded.map((duplicate): DomainEvent => ({
+          kind: 'replaced',
           workspaceId: workspaceOf.get(duplicate.memory_id) ?? '',
           memoryId: duplicate.memory_id,
-          event: 'replaced',
           rule: 'hygiene_duplicate',
           relatedMemoryId: duplicate.kept_memory_id,
           details: { similarity: duplicate.similarity },

@@ -6,6 +6,7 @@ import {
   FEEDBACK_VALUES,
   FeedbackPayload,
   FeedbackResponse,
+  DEFAULT_IMPORTANCE,
   LIMITS,
   ListMemoriesQuery,
   ListMemoriesResponse,
@@ -242,7 +243,7 @@ export const TOOLS: McpTool[] = [
       metadata:
         'Flat key/value pairs (string, number, boolean or null values) stored with the memory; searches can filter on them.',
       memory_type: `${listOf(MEMORY_TYPES, 'or', { note: 'the default' })}. Ranking favours pin, correction, fact and preference.`,
-      importance: `Ranking weight from ${between(LIMITS.importance)} (default 1): higher makes the memory more likely to be recalled.`,
+      importance: `Ranking weight from ${between(LIMITS.importance)} (default ${DEFAULT_IMPORTANCE}): higher makes the memory more likely to be recalled.`,
       chunk_profile: `How long text is split for search: ${listOf(CHUNK_PROFILES, 'or', {
         balanced: 'default',
         dense: 'fact-dense text, smaller pieces',

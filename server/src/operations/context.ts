@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Reader, Writer } from '../db/client.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
@@ -10,10 +10,7 @@ import type { MemoryWriteDeps } from '../services/memory-write.js';
 import type { QuotaGate } from '../services/quota.js';
 import type { SearchDeps } from '../services/retrieval/search.js';
 
-/** Reads: search recall, lists, lookups. A read replica can stand here. */
-export type Reader = Database;
-/** Writes, and reads that must see them (the primary). */
-export type Writer = Database;
+export type { Reader, Writer };
 
 export interface Clock {
   now(): number;
@@ -114,13 +111,13 @@ export type WriteContext = Parameters<typeof writePorts>[0];
 export function searchPorts(
   ctx: Pick<
     OperationContext,
-    'writer' | 'embeddings' | 'reranker' | 'background' | 'logger' | 'settings' | 'quota'
+    'reader' | 'writer' | 'embeddings' | 'reranker' | 'background' | 'logger' | 'settings' | 'quota'
   >,
 ): SearchDeps {
   return {
-    // The search service still reads and writes (signals, saved history) through one handle:
-    // the primary, until its recall takes a reader of its own.
-    db: ctx.writer,
+    // Recall reads from the reader; learning signals and saved history go to the writer.
+    reader: ctx.reader,
+    writer: ctx.writer,
     embeddings: ctx.embeddings,
     reranker: ctx.reranker,
     background: ctx.background,

@@ -19,6 +19,7 @@ import {
   type MemberWorkspace,
 } from '../db/queries/dashboard.js';
 import type { ApiKey } from '../db/schema/index.js';
+import { lostAnswer } from '../db/faults.js';
 import { ServiceError } from '../errors.js';
 import type { ApiKeyService } from './api-keys.js';
 import { LOCAL_ADMIN_USER, type DashboardIdentity } from './identity.js';
@@ -129,7 +130,7 @@ export async function createApiKey(
   sameWorkspace(session, input.workspaceId);
   const minted = await deps.apiKeys.mint(session.workspaceId, input.name);
   const row = await getApiKeyById(deps.db, minted.id);
-  if (!row) throw new Error('minted API key vanished');
+  if (!row) throw lostAnswer('minted API key');
   return { api_key: toApiKey(row), key: minted.plaintext };
 }
 

@@ -10,6 +10,7 @@ import { insertApiKey, revokeApiKeyById } from '../db/queries/api-keys.js';
 import { getApiKeyById, listWorkspaceApiKeys } from '../db/queries/dashboard.js';
 import { createWorkspace, getWorkspaceById } from '../db/queries/workspaces.js';
 import type { ApiKey } from '../db/schema/index.js';
+import { lostAnswer } from '../db/faults.js';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { API_KEY_PREFIX, ApiKeyService, INTRODUCTORY_PERIOD_MS } from './api-keys.js';
@@ -59,7 +60,7 @@ export async function mintOperatorKey(
     scope: input.scope,
   });
   const row = await getApiKeyById(deps.db, minted.id);
-  if (!row) throw new Error('minted API key vanished');
+  if (!row) throw lostAnswer('minted API key');
   deps.logger.info(
     { workspace_id: row.workspaceId, api_key_id: row.id, scope: row.scope },
     'operator minted an API key',

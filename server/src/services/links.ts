@@ -7,7 +7,7 @@ import {
   type ListLinksResponse,
   type MemoryLink,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
+import type { Database, Reader } from '../db/client.js';
 import {
   deleteLinks,
   insertLink,
@@ -32,7 +32,7 @@ function toLink(row: MemoryLinkRow): MemoryLink {
 const notFound = (id: string) => new ServiceError('NOT_FOUND', `Memory ${id} not found`);
 
 /** The memory of this workspace with this id; another workspace's id is not found either. */
-async function memoryHead(db: Database, workspaceId: string, id: string): Promise<MemoryHead> {
+async function memoryHead(db: Reader, workspaceId: string, id: string): Promise<MemoryHead> {
   const [head] = isUuid(id) ? await memoryHeads(db, workspaceId, [id]) : [];
   if (!head) throw notFound(id);
   return head;
@@ -94,7 +94,7 @@ export async function createLink(
 
 /** GET /v1/memories/{id}/links: edges with the memory at either end. */
 export async function listLinks(
-  db: Database,
+  db: Reader,
   workspaceId: string,
   id: string,
 ): Promise<ListLinksResponse> {

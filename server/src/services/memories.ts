@@ -5,15 +5,15 @@ import type {
   ListMemoriesResponse,
   Memory,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
+import type { Database, Reader } from '../db/client.js';
 import {
   deleteMemoryById,
   getMemoryById,
   listMemories as listMemoryRows,
   type MemoryWithChunkCount,
 } from '../db/queries/memories.js';
-import { lifecycleEventsFor } from '../db/queries/lifecycle.js';
-import type { MemoryLifecycleEvent } from '../db/schema/index.js';
+import { lifecycleHistoryFor } from '../db/queries/events.js';
+import type { DomainEventRow } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
 import { recordStorageFreed } from './usage.js';
 import { ownerFromAliases, resolveOwner } from './owner.js';
@@ -21,9 +21,9 @@ import { isUuid } from '../ids.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 20;
 
-function toLifecycleEvent(event: MemoryLifecycleEvent): LifecycleEvent {
+function toLifecycleEvent(event: DomainEventRow): LifecycleEvent {
   return {
-    event: event.event,
+    event: event.kind,
     rule: event.rule,
     related_memory_id: event.relatedMemoryId,
     details: event.details,
@@ -32,9 +32,14 @@ function toLifecycleEvent(event: MemoryLifecycleEvent): LifecycleEvent {
 }
 
 /** Memory objects with their lifecycle events (one query for the whole page). */
-async function toMemories(db: Database, rows: MemoryWithChunkCount[]): Promise<Memory[]> {
-  const events = await lifecycleEventsFor(
+async function toMemories(
+  db: Reader,
+  workspaceId: string,
+  rows: MemoryWithChunkCount[],
+): Promise<Memory[]> {
+  const events = await lifecycleHistoryFor(
     db,
+    workspaceId,
     rows.map((row) => row.id),
   );
   return rows.map((row) =>
@@ -45,7 +50,7 @@ async function toMemories(db: Database, rows: MemoryWithChunkCount[]): Promise<M
   );
 }
 
-function toMemory(row: MemoryWithChunkCount, events: MemoryLifecycleEvent[]): Memory {
+function toMemory(row: MemoryWithChunkCount, events: DomainEventRow[]): Memory {
   return {
     id: row.id,
     text: row.text,
@@ -80,12 +85,12 @@ function notFound(id: string): ServiceError {
   return new ServiceError('NOT_FOUND', `Memory ${id} not found`);
 }
 
-export async function getMemory(db: Database, workspaceId: string, id: string): Promise<Memory> {
+export async function getMemory(db: Reader, workspaceId: string, id: string): Promise<Memory> {
   // Not a uuid cannot exist; answering 404 here also keeps a bad id from reaching the uuid column.
   if (!isUuid(id)) throw notFound(id);
   const row = await getMemoryById(db, workspaceId, id);
   if (!row) throw notFound(id);
-  const [memory] = await toMemories(db, [row]);
+  const [memory] = await toMemories(db, workspaceId, [row]);
   return memory ?? toMemory(row, []);
 }
 
@@ -102,7 +107,7 @@ export async function deleteMemory(
 }
 
 export async function listMemories(
-  db: Database,
+  db: Reader,
   workspaceId: string,
   query: ListMemoriesQuery,
 ): Promise<ListMemoriesResponse> {
@@ -127,7 +132,7 @@ export async function listMemories(
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
   return {
-    results: await toMemories(db, rows),
+    results: await toMemories(db, workspaceId, rows),
     page,
     page_size: pageSize,
     total,

@@ -83,7 +83,7 @@ export async function writeMemory(
   }
   if (lookups.duplicateId) {
     await giveBack();
-    return finishDuplicate(deps.db, write, dedupedResponse(lookups.duplicateId, safety));
+    return finishDuplicate(deps.db, write, dedupedResponse(lookups.duplicateId, safety), 'exact');
   }
 
   const budget = await reserving;
@@ -108,7 +108,7 @@ export async function writeMemory(
     let consumed = { storageBytes: 0, embedded: [] as string[], extracted: false };
     if (decision.kind === 'dedupe') {
       const response = dedupedResponse(decision.memoryId, safety, decision.dedupeKind);
-      result = await finishDuplicate(deps.db, write, response);
+      result = await finishDuplicate(deps.db, write, response, decision.dedupeKind);
     } else if (decision.kind === 'merge') {
       const response = mergedResponse(write, decision, safety, budget.embed);
       result = await settle(deps.db, write, () =>

@@ -5,7 +5,7 @@ import {
   type PinsResponse,
   type UpdatePinsPayload,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
+import type { Database, Reader } from '../db/client.js';
 import { memoryHeads } from '../db/queries/links.js';
 import {
   deletePins,
@@ -28,7 +28,7 @@ const ownerOf = (
 });
 
 async function pinsResponse(
-  db: Queryable,
+  db: Reader,
   owner: PinOwner & { ownerType: OwnerType },
 ): Promise<PinsResponse> {
   const pins = await pinsOf(db, owner);
@@ -98,7 +98,7 @@ export async function updatePins(
 
 /** GET /v1/profile/pins: the owner's pins, in pin order. */
 export async function getPins(
-  db: Database,
+  db: Reader,
   workspaceId: string,
   query: GetPinsQuery,
 ): Promise<PinsResponse> {

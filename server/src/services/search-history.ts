@@ -15,6 +15,7 @@ import {
   listSavedSearches,
   savedSearchById,
 } from '../db/queries/history.js';
+import { eventOutbox } from '../db/queries/events.js';
 import { memoryHeads } from '../db/queries/links.js';
 import { latestSignalForRequest } from '../db/queries/signals.js';
 import { ServiceError } from '../errors.js';
@@ -76,7 +77,8 @@ export async function replaySearch(
   deps: SearchDeps,
   request: ReplayRequest,
 ): Promise<ReplaySearchResponse> {
-  const saved = await savedSearchById(deps.db, request.workspaceId, request.queryId);
+  // The writer: a replay right after its search must find the history that search just saved.
+  const saved = await savedSearchById(deps.writer, request.workspaceId, request.queryId);
   if (!saved) throw new ServiceError('NOT_FOUND', `No saved search ${request.queryId}`);
   // The payload was valid when it was saved; a contract that has since narrowed may refuse it.
   const parsed = SearchPayload.safeParse(saved.payload);
@@ -124,9 +126,10 @@ export async function sendContextFeedback(
     }
     let applied = 0;
     const rating: FeedbackValue | null = payload.rating ?? null;
+    const judged = { helpful_memory_ids: helpful, unhelpful_memory_ids: unhelpful };
     if (rating !== null) {
       const vote = { feedback: rating, request_id: payload.request_id };
-      applied = (await applyFeedbackIn(tx, workspaceId, vote, 'context')).applied;
+      applied = (await applyFeedbackIn(tx, workspaceId, vote, 'context', judged)).applied;
     } else {
       const signal = await latestSignalForRequest(tx, workspaceId, payload.request_id);
       if (!signal || signal.route !== 'context') {
@@ -135,6 +138,16 @@ export async function sendContextFeedback(
           `No context call with request id ${payload.request_id}`,
         );
       }
+      // No vote to carry the event: the judgement of the memories is the change.
+      await eventOutbox.emit(tx, [
+        {
+          kind: 'feedback',
+          workspaceId,
+          memoryId: null,
+          rule: 'context',
+          details: { request_id: payload.request_id, feedback: null, memory_ids: [], ...judged },
+        },
+      ]);
     }
     const row = await insertContextFeedback(tx, {
       workspaceId,

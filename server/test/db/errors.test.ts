@@ -1,7 +1,8 @@
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import type { Database } from '../../src/db/client.js';
+import type { Database, Reader } from '../../src/db/client.js';
+import { Statement } from '../../src/db/queries/statement.js';
 import { getOrCreateSetting } from '../../src/db/queries/settings.js';
 import { DatabaseError, ServiceError } from '../../src/errors.js';
 import { errorHandler } from '../../src/http/error-handler.js';
@@ -43,5 +44,15 @@ describe('query errors', () => {
     expect(JSON.stringify(response.body)).not.toContain('api_keys');
     expect(logged).toHaveBeenCalledOnce();
     expect(logged.mock.calls[0]?.[0]).toMatchObject({ err: expect.any(DatabaseError) });
+  });
+});
+
+describe('hand-written statements', () => {
+  it('a missing parameter rejects with a DatabaseError before anything is sent', async () => {
+    const statement = new Statement<{ id: string }>('select :id::text as id');
+    const nothingSent = {} as Reader;
+    const failure = statement.read(nothingSent, {} as { id: string });
+    await expect(failure).rejects.toThrow(DatabaseError);
+    await expect(failure).rejects.toThrow('statement parameter :id is missing');
   });
 });

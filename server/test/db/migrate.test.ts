@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { expect, it } from 'vitest';
-import { type DatabaseHandle, executeRows, openDatabase } from '../../src/db/client.js';
+import { type DatabaseHandle, executeRows, openDatabase, runtimeOf } from '../../src/db/client.js';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER } from '../../src/db/migrate.js';
 import { createEmptyPostgresDatabase, describeDb, testBackend } from '../support/db.js';
@@ -11,6 +11,50 @@ describeDb('migrations', () => {
     const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
     expect(migrations.length).toBeGreaterThanOrEqual(2);
     expect(migrations[0]?.sql.join('\n')).toMatch(/create extension if not exists vector/i);
+  });
+
+  it('opens without migrating when asked, then migrates on the next open', async () => {
+    const empty = testBackend() === 'postgres' ? await createEmptyPostgresDatabase() : undefined;
+    const options = empty ? { databaseUrl: empty.databaseUrl } : {};
+    const tableOf = async (handle: DatabaseHandle) =>
+      (
+        await executeRows<{ t: string | null }>(
+          handle.reader,
+          sql`select to_regclass('public.domain_events')::text as t`,
+        )
+      )[0]?.t ?? null;
+    try {
+      const bare = await openDatabase({ ...options, migrate: false });
+      try {
+        expect(await tableOf(bare)).toBeNull();
+        // The handle owns its runtime; its reader and writer reach it.
+        expect(runtimeOf(bare.reader)).toBe(bare.runtime);
+        expect(runtimeOf(bare.writer)).toBe(bare.runtime);
+      } finally {
+        await bare.close();
+      }
+      if (!empty) return; // An in-memory PGlite does not outlive its handle.
+      const migrated = await openDatabase(options);
+      try {
+        expect(await tableOf(migrated)).toBe('domain_events');
+      } finally {
+        await migrated.close();
+      }
+    } finally {
+      await empty?.drop();
+    }
+  });
+
+  it('gives every handle plan caches of its own', async () => {
+    const [a, b] = [await openDatabase({ migrate: false }), await openDatabase({ migrate: false })];
+    try {
+      expect(a.runtime.planCaches).not.toBe(b.runtime.planCaches);
+      a.runtime.planCaches.noteOwnerChunks('owner', 3);
+      expect(a.runtime.planCaches.ownerChunks('owner')).toBe(3);
+      expect(b.runtime.planCaches.ownerChunks('owner')).toBeUndefined();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 
   it.runIf(testBackend() === 'postgres')(
@@ -96,6 +140,44 @@ describeDb('migrations', () => {
           { text: 'live', archive_rule: null },
           { text: 'retained', archive_rule: 'retention' },
         ]);
+      } finally {
+        await client.end();
+        await empty.drop();
+      }
+    },
+  );
+  it.runIf(testBackend() === 'postgres')(
+    'the outbox migration moves the lifecycle history into domain_events, in order',
+    async () => {
+      const empty = await createEmptyPostgresDatabase();
+      const client = postgres(empty.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+        const at = migrations.findIndex((m) =>
+          m.sql.join('\n').includes('DROP TABLE "memory_lifecycle_events"'),
+        );
+        expect(at).toBeGreaterThan(0);
+        for (const migration of migrations.slice(0, at))
+          for (const statement of migration.sql) await client.unsafe(statement);
+        const [ws] = await client`insert into workspaces (name) values ('w') returning id`;
+        const [memory] =
+          await client`insert into memories (workspace_id, owner_id, text, content_hash)
+          values (${ws!.id}, 'u', 'm', 'm') returning id`;
+        const event = (kind: string, rule: string, at: string) =>
+          client`insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, created_at)
+            values (${ws!.id}, ${memory!.id}, ${kind}, ${rule}, ${at})`;
+        await event('archived', 'expiry', '2026-02-01T00:00:00Z');
+        await event('merged', 'evolution', '2026-01-01T00:00:00Z');
+
+        for (const statement of migrations[at]!.sql) await client.unsafe(statement);
+        const rows = await client<{ kind: string; rule: string; memory_id: string }[]>`
+          select kind, rule, memory_id from domain_events order by seq`;
+        expect(rows).toEqual([
+          { kind: 'merged', rule: 'evolution', memory_id: memory!.id },
+          { kind: 'archived', rule: 'expiry', memory_id: memory!.id },
+        ]);
+        const [gone] = await client`select to_regclass('memory_lifecycle_events') as t`;
+        expect(gone!.t).toBeNull();
       } finally {
         await client.end();
         await empty.drop();

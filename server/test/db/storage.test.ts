@@ -1,3 +1,4 @@
+import { DatabaseError } from '../../src/errors.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -273,9 +274,9 @@ describeDb('storage layer', () => {
     });
 
     it('rejects invalid embedding dimensions before they reach SQL', () => {
-      expect(() => embeddingDimensionIs(0)).toThrow(RangeError);
-      expect(() => embeddingDimensionIs(384.5)).toThrow(RangeError);
-      expect(() => cosineDistanceTo([])).toThrow(RangeError);
+      expect(() => embeddingDimensionIs(0)).toThrow(DatabaseError);
+      expect(() => embeddingDimensionIs(384.5)).toThrow(DatabaseError);
+      expect(() => cosineDistanceTo([])).toThrow(DatabaseError);
     });
 
     it('enforces one link per (workspace, source, target, relation)', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   memories,
   memoryChunks,
-  memoryLifecycleEvents,
+  domainEvents,
   workspaceConnectorSettings,
 } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
@@ -186,10 +186,10 @@ describeDb('GET /v1/pruning/metrics', () => {
       .from(memories)
       .where(eq(memories.id, a));
     await db.update(memories).set({ contentHash: hashOfA!.hash }).where(eq(memories.id, c));
-    await db.insert(memoryLifecycleEvents).values({
+    await db.insert(domainEvents).values({
       workspaceId: t.tenant.workspaceId,
       memoryId: b,
-      event: 'replaced',
+      kind: 'replaced',
       rule: 'hygiene_duplicate',
       relatedMemoryId: a,
     });

@@ -230,14 +230,21 @@ describe('planInsert: the rows of a new memory', () => {
     });
     expect(plan.response).not.toHaveProperty('trace');
     expect(plan.memory.supersede).toEqual([OLD]);
+    const workspaceId = write.space.workspaceId;
     expect(plan.memory.events).toEqual([
+      { kind: 'created', workspaceId, memoryId: plan.memoryId, rule: 'write' },
       {
+        kind: 'replaced',
+        workspaceId,
         memoryId: OLD,
-        event: 'replaced',
         rule: 'conflict',
         relatedMemoryId: plan.memoryId,
         details: { old_value: 'rome' },
       },
+    ]);
+    // Written instead only when an identical memory raced this one in.
+    expect(plan.memory.racedEvents).toEqual([
+      { kind: 'deduped', workspaceId, memoryId: plan.memoryId, rule: 'concurrent' },
     ]);
     expect(plan.memory.memory).toMatchObject({
       id: plan.memoryId,
@@ -315,13 +322,23 @@ describe('planInsert: the rows of a new memory', () => {
     const history = { lifecycleState: 'replaced', replacedByMemoryId: NEWER };
     expect(plan.memory.memory).toMatchObject(history);
     expect(plan.children[0]?.memory).toMatchObject(history);
+    const workspaceId = write.space.workspaceId;
     expect(plan.memory.events).toEqual([
+      { kind: 'created', workspaceId, memoryId: plan.memoryId, rule: 'write' },
       {
+        kind: 'replaced',
+        workspaceId,
         memoryId: plan.memoryId,
-        event: 'replaced',
         rule: 'conflict_older',
         relatedMemoryId: NEWER,
         details: { new_value: 'rome' },
+      },
+      {
+        kind: 'extracted',
+        workspaceId,
+        memoryId: plan.children[0]?.memory.id,
+        rule: 'extractor:none',
+        relatedMemoryId: plan.memoryId,
       },
     ]);
     expect(plan.response).toMatchObject({

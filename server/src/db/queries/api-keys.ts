@@ -1,10 +1,10 @@
+import type { Reader, Writer } from '../client.js';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { type ApiKey, apiKeys } from '../schema/index.js';
 import { lostAnswer } from '../faults.js';
 
 export async function insertApiKey(
-  db: Database,
+  db: Writer,
   input: {
     workspaceId: string;
     name: string;
@@ -21,7 +21,7 @@ export async function insertApiKey(
 
 /** The key with this hash unless it was revoked. */
 export async function findActiveApiKeyByHash(
-  db: Database,
+  db: Reader,
   keyHash: string,
 ): Promise<ApiKey | undefined> {
   const [row] = await db
@@ -32,7 +32,7 @@ export async function findActiveApiKeyByHash(
   return row;
 }
 
-export async function touchApiKeyLastUsed(db: Database, id: string): Promise<void> {
+export async function touchApiKeyLastUsed(db: Writer, id: string): Promise<void> {
   await db
     .update(apiKeys)
     .set({ lastUsedAt: sql`now()` })
@@ -40,7 +40,7 @@ export async function touchApiKeyLastUsed(db: Database, id: string): Promise<voi
 }
 
 /** Revokes the key, whatever its workspace (the admin route); a second revoke keeps the first time. */
-export async function revokeApiKeyById(db: Database, id: string): Promise<ApiKey | undefined> {
+export async function revokeApiKeyById(db: Writer, id: string): Promise<ApiKey | undefined> {
   const [revoked] = await db
     .update(apiKeys)
     .set({ revokedAt: sql`now()` })

@@ -1,7 +1,7 @@
+import type { Reader } from '../client.js';
 import { type SQL, and, count, desc, eq, gte, lt, lte } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { type AuditRecord, type NewAuditRecord, auditLog } from '../schema/index.js';
-import { Statement } from './statement.js';
+import { Statement, type Queryable } from './statement.js';
 
 export const DEFAULT_AUDIT_LIST_LIMIT = 100;
 export const MAX_AUDIT_LIST_LIMIT = 1000;
@@ -30,7 +30,7 @@ const insertAuditRecordsStatement = new Statement<{
  * array per column: the same text for any batch, parsed once per connection (see
  * insertLearningSignals).
  */
-export async function insertAuditRecords(db: Database, records: NewAuditRecord[]): Promise<void> {
+export async function insertAuditRecords(db: Queryable, records: NewAuditRecord[]): Promise<void> {
   if (records.length === 0) return;
   const now = new Date().toISOString();
   await insertAuditRecordsStatement.run(db, {
@@ -57,7 +57,7 @@ export interface ListAuditRecordsOptions {
 
 /** Audit records, newest first, optionally narrowed to a workspace and/or a request id. */
 export async function listAuditRecords(
-  db: Database,
+  db: Reader,
   options: ListAuditRecordsOptions = {},
 ): Promise<AuditRecord[]> {
   const conditions: SQL[] = [];
@@ -91,7 +91,7 @@ export interface AuditPageFilter {
  * scoped to one workspace: the (workspace_id, created_at) index serves both queries.
  */
 export async function pageAuditRecords(
-  db: Database,
+  db: Reader,
   filter: AuditPageFilter,
   { offset, limit }: { offset: number; limit: number },
 ): Promise<{ rows: AuditRecord[]; total: number }> {

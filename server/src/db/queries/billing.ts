@@ -1,3 +1,4 @@
+import type { Reader, Writer } from '../client.js';
 import { and, asc, count, eq, isNull, lte, max, min, or } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
 import type { Database } from '../client.js';
@@ -15,7 +16,7 @@ import type { Queryable } from './statement.js';
 import { lostAnswer } from '../faults.js';
 
 export async function insertBillingTransaction(
-  db: Database,
+  db: Writer,
   transaction: Pick<
     NewBillingTransaction,
     'workspaceId' | 'provider' | 'txnid' | 'plan' | 'amount' | 'currency'
@@ -27,7 +28,7 @@ export async function insertBillingTransaction(
 }
 
 export async function getBillingTransaction(
-  db: Queryable,
+  db: Reader,
   provider: string,
   txnid: string,
 ): Promise<BillingTransaction | undefined> {
@@ -44,7 +45,7 @@ export async function getBillingTransaction(
  * event and whether this call inserted it.
  */
 export async function recordWebhookEvent(
-  db: Database,
+  db: Writer,
   event: {
     provider: string;
     eventKey: string;
@@ -73,17 +74,14 @@ export async function recordWebhookEvent(
   return { event: existing, inserted: false };
 }
 
-export async function getWebhookEvent(
-  db: Queryable,
-  id: string,
-): Promise<WebhookEvent | undefined> {
+export async function getWebhookEvent(db: Reader, id: string): Promise<WebhookEvent | undefined> {
   const [row] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, id)).limit(1);
   return row;
 }
 
 /** Notes the transaction's workspace on the event (for the degraded-mode check). */
 export async function setWebhookEventWorkspace(
-  db: Database,
+  db: Writer,
   id: string,
   workspaceId: string,
 ): Promise<void> {
@@ -95,7 +93,7 @@ export async function setWebhookEventWorkspace(
 
 /** Another try later; only while the event is still deferred. */
 export async function deferWebhookEvent(
-  db: Database,
+  db: Writer,
   change: { id: string; attempts: number; nextAttemptAt: Date; error: string },
 ): Promise<void> {
   await db
@@ -120,7 +118,7 @@ async function claimDeferred(tx: Queryable, id: string): Promise<WebhookEvent | 
 
 /** Final: nothing applied. Returns false when the event was no longer deferred. */
 export async function rejectWebhookEvent(
-  db: Database,
+  db: Writer,
   change: { id: string; attempts: number; error: string; verifiedAt?: Date; now: Date },
 ): Promise<boolean> {
   const rows = await db
@@ -147,7 +145,7 @@ export type ApplyOutcome = 'applied' | 'already_paid' | 'not_deferred';
  * event for it) changes nothing but the event's state.
  */
 export async function applyVerifiedPayment(
-  db: Database,
+  db: Writer,
   payment: {
     eventId: string;
     attempts: number;
@@ -219,7 +217,7 @@ export async function applyVerifiedPayment(
  * it keeps its grace (`grace_until`), nothing else changes.
  */
 export async function recordFailedPayment(
-  db: Database,
+  db: Writer,
   failure: { eventId: string; attempts: number; transactionId: string; error: string; now: Date },
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
@@ -265,7 +263,7 @@ export async function recordFailedPayment(
 
 /** Deferred events due at `now` (all deferred ones with `force`), oldest first. */
 export async function dueWebhookEvents(
-  db: Database,
+  db: Reader,
   { now, limit, force }: { now: Date; limit: number; force: boolean },
 ): Promise<WebhookEvent[]> {
   const deferred = eq(webhookEvents.state, 'deferred');
@@ -284,7 +282,7 @@ export async function dueWebhookEvents(
     .limit(limit);
 }
 
-export async function webhookHealth(db: Database): Promise<{
+export async function webhookHealth(db: Reader): Promise<{
   deferred: number;
   oldestDeferredAt: Date | null;
   lastVerifiedAt: Date | null;
@@ -302,7 +300,7 @@ export async function webhookHealth(db: Database): Promise<{
 }
 
 /** Whether a paid callback of the workspace still waits for the provider's verification. */
-export async function hasUnverifiedPayment(db: Database, workspaceId: string): Promise<boolean> {
+export async function hasUnverifiedPayment(db: Reader, workspaceId: string): Promise<boolean> {
   const [row] = await db
     .select({ id: webhookEvents.id })
     .from(webhookEvents)
@@ -317,7 +315,7 @@ export async function hasUnverifiedPayment(db: Database, workspaceId: string): P
   return row !== undefined;
 }
 
-export async function getCancelAtPeriodEnd(db: Database, workspaceId: string): Promise<boolean> {
+export async function getCancelAtPeriodEnd(db: Reader, workspaceId: string): Promise<boolean> {
   const [row] = await db
     .select({ cancel: billingAccounts.cancelAtPeriodEnd })
     .from(billingAccounts)
@@ -331,7 +329,7 @@ export async function getCancelAtPeriodEnd(db: Database, workspaceId: string): P
  * `graceUntil` again when undone. One transaction.
  */
 export async function setCancelAtPeriodEnd(
-  db: Database,
+  db: Writer,
   change: { workspaceId: string; cancel: boolean; graceUntil: (periodEnd: Date) => Date },
 ): Promise<void> {
   await db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
+import { lostAnswer } from '../faults.js';
+import type { Reader, Writer } from '../client.js';
 import { eq, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { workspaceConnectorSettings } from '../schema/index.js';
 
 export interface StoredConnectorSettings {
@@ -8,7 +9,7 @@ export interface StoredConnectorSettings {
 }
 
 export async function getConnectorSettings(
-  db: Database,
+  db: Reader,
   workspaceId: string,
 ): Promise<StoredConnectorSettings | undefined> {
   const [row] = await db
@@ -27,7 +28,7 @@ export async function getConnectorSettings(
  * in one transaction: two PATCHes of different fields both land.
  */
 export async function updateConnectorSettings(
-  db: Database,
+  db: Writer,
   workspaceId: string,
   merge: (current: unknown) => unknown,
 ): Promise<StoredConnectorSettings> {
@@ -51,7 +52,7 @@ export async function updateConnectorSettings(
         settings: workspaceConnectorSettings.settings,
         updatedAt: workspaceConnectorSettings.updatedAt,
       });
-    if (!row) throw new Error('connector settings row vanished');
+    if (!row) throw lostAnswer('connector settings upsert');
     return row;
   });
 }

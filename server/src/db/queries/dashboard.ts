@@ -1,5 +1,5 @@
+import type { Reader, Writer } from '../client.js';
 import { and, asc, count, desc, eq, gt, gte, isNotNull, isNull, lte, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { lostAnswer } from '../faults.js';
 import {
   type ApiKey,
@@ -17,10 +17,7 @@ import {
 export type MemberWorkspace = Workspace & { role: WorkspaceMember['role'] };
 
 /** The user's workspaces, oldest membership first. */
-export async function listMemberWorkspaces(
-  db: Database,
-  userId: string,
-): Promise<MemberWorkspace[]> {
+export async function listMemberWorkspaces(db: Reader, userId: string): Promise<MemberWorkspace[]> {
   const rows = await db
     .select({ workspace: workspaces, role: workspaceMembers.role })
     .from(workspaceMembers)
@@ -31,7 +28,7 @@ export async function listMemberWorkspaces(
 }
 
 export async function findMembership(
-  db: Database,
+  db: Reader,
   userId: string,
   workspaceId: string,
 ): Promise<MemberWorkspace | undefined> {
@@ -46,7 +43,7 @@ export async function findMembership(
 
 /** A workspace and its owner membership, in one transaction. */
 export async function createOwnedWorkspace(
-  db: Database,
+  db: Writer,
   input: { name: string; userId: string },
 ): Promise<MemberWorkspace> {
   return db.transaction(async (tx) => {
@@ -61,14 +58,14 @@ export async function createOwnedWorkspace(
 
 /** Makes the user a member (idempotent: an existing membership keeps its role). */
 export async function ensureMembership(
-  db: Database,
+  db: Writer,
   input: { workspaceId: string; userId: string; role: WorkspaceMember['role'] },
 ): Promise<void> {
   await db.insert(workspaceMembers).values(input).onConflictDoNothing();
 }
 
 export async function insertDashboardSession(
-  db: Database,
+  db: Writer,
   input: {
     tokenHash: string;
     csrfHash: string;
@@ -84,7 +81,7 @@ export async function insertDashboardSession(
 
 /** The unexpired session with this token hash. */
 export async function findLiveSession(
-  db: Database,
+  db: Reader,
   tokenHash: string,
 ): Promise<DashboardSession | undefined> {
   const [row] = await db
@@ -97,12 +94,12 @@ export async function findLiveSession(
   return row;
 }
 
-export async function deleteSessionByTokenHash(db: Database, tokenHash: string): Promise<void> {
+export async function deleteSessionByTokenHash(db: Writer, tokenHash: string): Promise<void> {
   await db.delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, tokenHash));
 }
 
 /** Deletes sessions whose expiry has passed; returns how many. */
-export async function deleteExpiredSessions(db: Database, now: Date = new Date()): Promise<number> {
+export async function deleteExpiredSessions(db: Writer, now: Date = new Date()): Promise<number> {
   const rows = await db
     .delete(dashboardSessions)
     .where(lte(dashboardSessions.expiresAt, now))
@@ -110,7 +107,7 @@ export async function deleteExpiredSessions(db: Database, now: Date = new Date()
   return rows.length;
 }
 
-export async function listWorkspaceApiKeys(db: Database, workspaceId: string): Promise<ApiKey[]> {
+export async function listWorkspaceApiKeys(db: Reader, workspaceId: string): Promise<ApiKey[]> {
   return db
     .select()
     .from(apiKeys)
@@ -118,14 +115,14 @@ export async function listWorkspaceApiKeys(db: Database, workspaceId: string): P
     .orderBy(desc(apiKeys.createdAt), asc(apiKeys.id));
 }
 
-export async function getApiKeyById(db: Database, id: string): Promise<ApiKey | undefined> {
+export async function getApiKeyById(db: Reader, id: string): Promise<ApiKey | undefined> {
   const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
   return row;
 }
 
 /** Revokes the key if it belongs to the workspace (a second revoke keeps the first time). */
 export async function revokeWorkspaceApiKey(
-  db: Database,
+  db: Writer,
   workspaceId: string,
   id: string,
 ): Promise<ApiKey | undefined> {
@@ -149,7 +146,7 @@ export interface WorkspaceCounts {
   requests24h: number;
 }
 
-export async function workspaceCounts(db: Database, workspaceId: string): Promise<WorkspaceCounts> {
+export async function workspaceCounts(db: Reader, workspaceId: string): Promise<WorkspaceCounts> {
   const [states, keys, requests] = await Promise.all([
     db
       .select({ state: memories.lifecycleState, n: count() })

@@ -1,5 +1,5 @@
+import type { Reader, Writer } from '../client.js';
 import { and, asc, eq, gt, isNotNull, ne, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { memoryChunks } from '../schema/index.js';
 
 export interface ChunkToEmbed {
@@ -18,7 +18,7 @@ export interface EmbedderStamp {
  * order after `after`: what a changed embedder of the same provider has to embed again.
  */
 export async function chunksOfOtherVersions(
-  db: Database,
+  db: Reader,
   { provider, version }: Pick<EmbedderStamp, 'provider' | 'version'>,
   after: string | undefined,
   limit: number,
@@ -43,7 +43,7 @@ export async function chunksOfOtherVersions(
  * concurrent write or another instance got there first) is left alone. Returns how many changed.
  */
 export async function setChunkEmbeddings(
-  db: Database,
+  db: Writer,
   chunks: Array<{ id: string; embedding: number[] }>,
   stamp: EmbedderStamp,
 ): Promise<number> {

@@ -1,6 +1,6 @@
+import type { Reader, Writer } from '../client.js';
 import { and, eq } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
-import type { Database } from '../client.js';
 import { lostAnswer } from '../faults.js';
 import {
   type NewWorkspaceEntitlement,
@@ -9,7 +9,7 @@ import {
 } from '../schema/index.js';
 
 export async function getEntitlement(
-  db: Database,
+  db: Reader,
   workspaceId: string,
 ): Promise<WorkspaceEntitlement | undefined> {
   const [row] = await db
@@ -26,7 +26,7 @@ export async function getEntitlement(
  * billing entitlement written meanwhile, all end up with the same row.
  */
 export async function grantInternalEntitlement(
-  db: Database,
+  db: Writer,
   grant: { workspaceId: string; plan: string; periodStart: Date; periodEnd: Date },
 ): Promise<WorkspaceEntitlement> {
   await db
@@ -40,7 +40,7 @@ export async function grantInternalEntitlement(
 
 /** Writes the workspace's entitlement (billing, an operator), replacing the one it had. */
 export async function upsertEntitlement(
-  db: Database,
+  db: Writer,
   entitlement: Omit<NewWorkspaceEntitlement, 'createdAt' | 'updatedAt'>,
 ): Promise<WorkspaceEntitlement> {
   const { workspaceId: _, ...changes } = entitlement;
@@ -62,7 +62,7 @@ export async function upsertEntitlement(
  * billing update is not overwritten; returns whether it moved.
  */
 export async function rollEntitlementPeriod(
-  db: Database,
+  db: Writer,
   roll: { workspaceId: string; fromPeriodStart: Date; periodStart: Date; periodEnd: Date },
 ): Promise<boolean> {
   const rows = await db

@@ -1,6 +1,6 @@
+import type { Reader } from '../client.js';
 import { and, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import type { Database } from '../client.js';
 import { memories, memoryChunks } from '../schema/index.js';
 import {
   memoryFilterConditions,
@@ -31,7 +31,7 @@ type NeighbourRow = MemoryColumns & {
  * trip; each side is `span` steps along the (workspace, owner, created_at, id) index.
  */
 export async function episodeNeighbours(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   seedMemoryIds: string[],
   windowSeconds: number,

@@ -1,3 +1,4 @@
+import type { Reader } from '../client.js';
 import { and, count, desc, eq, gte, type SQL } from 'drizzle-orm';
 import {
   contextFeedback,
@@ -26,7 +27,7 @@ function conditions(filter: SavedSearchFilter): SQL | undefined {
 
 /** A page of saved searches, newest first, and how many match in all. */
 export async function listSavedSearches(
-  db: Queryable,
+  db: Reader,
   filter: SavedSearchFilter,
   { limit, offset }: { limit: number; offset: number },
 ): Promise<{ rows: SavedSearch[]; total: number }> {
@@ -46,7 +47,7 @@ export async function listSavedSearches(
 
 /** Tenant-scoped: another workspace's saved search is simply not found. */
 export async function savedSearchById(
-  db: Queryable,
+  db: Reader,
   workspaceId: string,
   id: string,
 ): Promise<SavedSearch | undefined> {

@@ -1,37 +1,10 @@
-import { and, asc, eq, inArray, isNotNull, lte } from 'drizzle-orm';
-import type { Database } from '../client.js';
-import {
-  memories,
-  memoryChunks,
-  memoryLifecycleEvents,
-  type MemoryLifecycleEvent,
-  type NewMemory,
-  type NewMemoryChunk,
-  type NewMemoryLifecycleEvent,
-} from '../schema/index.js';
+import type { Reader } from '../client.js';
+import { and, asc, eq, isNotNull, lte } from 'drizzle-orm';
+import { memories, memoryChunks, type NewMemory, type NewMemoryChunk } from '../schema/index.js';
 import type { Queryable } from './statement.js';
 
 // Re-exported: the lifecycle rules (services/lifecycle/decide.ts) import it from here.
 export type { ClaimHolder } from './claims.js';
-
-export async function insertLifecycleEvents(
-  db: Queryable,
-  events: NewMemoryLifecycleEvent[],
-): Promise<void> {
-  if (events.length > 0) await db.insert(memoryLifecycleEvents).values(events);
-}
-
-export async function lifecycleEventsFor(
-  db: Database,
-  memoryIds: string[],
-): Promise<MemoryLifecycleEvent[]> {
-  if (memoryIds.length === 0) return [];
-  return db
-    .select()
-    .from(memoryLifecycleEvents)
-    .where(inArray(memoryLifecycleEvents.memoryId, memoryIds))
-    .orderBy(asc(memoryLifecycleEvents.createdAt));
-}
 
 /** `change`: replaced by a memory, or archived by a lifecycle rule. */
 export async function markMemoryState(
@@ -69,7 +42,7 @@ export async function rewriteMemory(
 
 /** Live memories whose `expires_at` has passed (oldest first). */
 export async function findExpired(
-  db: Queryable,
+  db: Reader,
   { workspaceId, limit, now = new Date() }: { workspaceId?: string; limit: number; now?: Date },
 ): Promise<Array<{ id: string; workspaceId: string; expiresAt: Date | null }>> {
   return db
@@ -105,7 +78,7 @@ export interface DuplicateCandidate {
  * hygiene pass to compare within each space.
  */
 export async function liveMemoriesOfCrowdedSpaces(
-  db: Database,
+  db: Reader,
   { workspaceId, limit }: { workspaceId?: string; limit: number },
 ): Promise<DuplicateCandidate[]> {
   return db

@@ -1,3 +1,4 @@
+import type { Reader } from '../client.js';
 import { and, asc, eq, inArray, or } from 'drizzle-orm';
 import { memories, memoryLinks, type MemoryLink } from '../schema/index.js';
 import { DatabaseError } from '../../errors.js';
@@ -11,9 +12,24 @@ export interface MemoryHead {
   lifecycleState: string;
 }
 
-/** The heads of those of `ids` that are memories of this workspace (others are simply absent). */
+/**
+ * The heads of those of `ids` that are memories of this workspace (others are simply absent).
+ * A plain read takes a reader; a locking read is a write's and takes the writer.
+ */
+export async function memoryHeads(
+  db: Reader,
+  workspaceId: string,
+  ids: string[],
+  options?: { lock?: false },
+): Promise<MemoryHead[]>;
 export async function memoryHeads(
   db: Queryable,
+  workspaceId: string,
+  ids: string[],
+  options: { lock: boolean },
+): Promise<MemoryHead[]>;
+export async function memoryHeads(
+  db: Reader,
   workspaceId: string,
   ids: string[],
   { lock = false }: { lock?: boolean } = {},
@@ -63,7 +79,7 @@ export async function insertLink(
 
 /** Edges with the memory at either end, oldest first. */
 export async function linksOf(
-  db: Queryable,
+  db: Reader,
   workspaceId: string,
   memoryId: string,
 ): Promise<MemoryLink[]> {

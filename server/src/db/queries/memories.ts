@@ -1,7 +1,9 @@
+import type { Reader, Writer } from '../client.js';
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
+import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { memoryTimeWithin } from './recall.js';
+import { Statement } from './statement.js';
 
 export type MemoryWithChunkCount = MemoryRow & { chunkCount: number };
 
@@ -23,7 +25,7 @@ const chunkCount = sql<number>`(select count(*)::int from ${memoryChunks} c wher
 
 /** Tenant-scoped: a memory of another workspace is simply not found. */
 export async function getMemoryById(
-  db: Database,
+  db: Reader,
   workspaceId: string,
   id: string,
 ): Promise<MemoryWithChunkCount | undefined> {
@@ -49,7 +51,7 @@ function listConditions(filter: MemoryListFilter): SQL | undefined {
 }
 
 export async function listMemories(
-  db: Database,
+  db: Reader,
   filter: MemoryListFilter,
   { limit, offset }: { limit: number; offset: number },
 ): Promise<{ rows: MemoryWithChunkCount[]; total: number }> {
@@ -77,13 +79,25 @@ export interface DeletedMemory {
   bytes: number;
 }
 
+/** The delete and its `deleted` events, one statement. */
+const DELETE_MEMORY = new Statement<{ workspaceId: string; id: string; events: string }>(`
+with gone as (
+  delete from memories m where m.workspace_id = :workspaceId::uuid and m.id = :id::uuid
+  returning m.id
+),
+events as (
+  ${insertEventsFromJson(':events', { from: 'gone' })}
+)
+select count(*)::int as deleted from gone`);
+
 /**
  * Deletes a memory of this workspace with what the foreign keys cascade to: its chunks and links
- * and its extracted children. The row is locked first so that no child can be added between
- * listing the children and the delete. Undefined when there is no such memory.
+ * and its extracted children, with a `deleted` event for each. The row is locked first so that no
+ * child can be added between listing the children and the delete. Undefined when there is no
+ * such memory.
  */
 export async function deleteMemoryById(
-  db: Database,
+  db: Writer,
   workspaceId: string,
   id: string,
 ): Promise<DeletedMemory | undefined> {
@@ -108,9 +122,17 @@ export async function deleteMemoryById(
       childIds.push(...level);
       for (const row of rows) bytes += Number(row.bytes);
     }
-    await tx
-      .delete(memories)
-      .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)));
+    const events: DomainEvent[] = [
+      { kind: 'deleted', workspaceId, memoryId: id, rule: 'request' },
+      ...childIds.map((childId): DomainEvent => ({
+        kind: 'deleted',
+        workspaceId,
+        memoryId: childId,
+        rule: 'parent_deleted',
+        relatedMemoryId: id,
+      })),
+    ];
+    await DELETE_MEMORY.run(tx, { workspaceId, id, events: eventRecords(events) });
     return { childIds, bytes };
   });
 }

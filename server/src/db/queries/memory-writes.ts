@@ -1,3 +1,5 @@
+import { DEFAULT_IMPORTANCE } from '@mnemo/contract';
+import type { Reader, Writer } from '../client.js';
 import { createHash } from 'node:crypto';
 import {
   type MemoryClaim,
@@ -5,10 +7,10 @@ import {
   type NewMemoryChunk,
   toVectorLiteral,
 } from '../schema/index.js';
-import type { Database } from '../client.js';
 import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension } from './vector.js';
+import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { inOneTrip, step, Statement, type Queryable } from './statement.js';
 
 export type { Queryable } from './statement.js';
@@ -88,7 +90,7 @@ const nearestStatements = new Map<number, Statement<NearestParams>>();
 
 /** Live memories of the space whose first chunk is nearest to `embedding` (same dimension only). */
 export async function findNearestLiveMemories(
-  db: Queryable,
+  db: Reader,
   space: MemorySpace,
   embedding: number[],
   limit: number,
@@ -98,7 +100,7 @@ export async function findNearestLiveMemories(
     statement = new Statement(nearestSql(embedding.length));
     nearestStatements.set(embedding.length, statement);
   }
-  const rows = await statement.run<Record<string, unknown> & NearestRow>(db, {
+  const rows = await statement.read<Record<string, unknown> & NearestRow>(db, {
     ...spaceParams(space),
     embedding: toVectorLiteral(embedding),
     limit,
@@ -182,7 +184,7 @@ type LookupRow = {
  * claims and, given an embedding, the nearest memories. A null or empty input skips its part.
  */
 export async function writeLookups(
-  db: Database,
+  db: Reader,
   space: MemorySpace,
   input: {
     contentHash: string | null;
@@ -193,7 +195,7 @@ export async function writeLookups(
   },
 ): Promise<WriteLookups> {
   const { nearest, ...rest } = input;
-  const [row] = await lookupStatement(nearest?.embedding.length ?? 0).run<LookupRow>(db, {
+  const [row] = await lookupStatement(nearest?.embedding.length ?? 0).read<LookupRow>(db, {
     ...spaceParams(space),
     ...rest,
     embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
@@ -296,15 +298,18 @@ type FinishParams = {
   requestHash: string | null;
   response: string | null;
   auditWorkspaceId: string | null;
+  events: string;
 };
 
 function finishParams(
   workspaceId: string,
   claim: WriteClaim | null,
   audit: WriteAudit,
+  events: readonly DomainEvent[],
 ): FinishParams {
   return {
     workspaceId,
+    events: eventRecords(events),
     idempotencyKey: claim?.key ?? null,
     requestHash: claim?.requestHash ?? null,
     response: claim ? JSON.stringify(claim.response) : null,
@@ -320,18 +325,21 @@ function finishParams(
   };
 }
 
+/** Unless a claim of the idempotency key (CTE `claimed`) failed. */
+const UNLESS_CLAIM_LOST = `(:idempotencyKey::text is null or exists (select 1 from claimed))`;
+
 /** The request's audit record, unless a claim of its idempotency key (CTE `claimed`) failed. */
 const AUDITED = `audited as (
   insert into audit_log (request_id, workspace_id, api_key_id, method, path, route, status, duration_ms, ip, user_agent)
   select :requestId::text, :auditWorkspaceId::uuid, :apiKeyId::uuid, :method::text, :path::text, :route::text, 200,
     :durationMs::int, :ip::text, :userAgent::text
-  where :idempotencyKey::text is null or exists (select 1 from claimed)
+  where ${UNLESS_CLAIM_LOST}
 )`;
 
 /**
  * Claims the idempotency key (on PostgreSQL the insert waits for a concurrent write holding it,
  * so "not claimed" means that one committed first) and, unless the claim failed, writes the
- * audit record.
+ * audit record and the write's events.
  */
 const FINISH_WRITE = new Statement<FinishParams>(`
 with claimed as (
@@ -341,23 +349,27 @@ with claimed as (
   on conflict do nothing
   returning 1
 ),
+events as (
+  ${insertEventsFromJson(':events', { where: UNLESS_CLAIM_LOST })}
+),
 ${AUDITED}
 select (select count(*) from claimed)::int as claimed`);
 
 /**
- * The idempotency record and audit record of a write that stored nothing new (a duplicate) or
- * whose changes ran before it in the same transaction. One statement, so atomic on its own.
- * False when the key was claimed by a concurrent write first: nothing was written.
+ * The idempotency record, audit record and events of a write that stored nothing new (a
+ * duplicate) or whose changes ran before it in the same transaction. One statement, so atomic on
+ * its own. False when the key was claimed by a concurrent write first: nothing was written.
  */
 export async function finishWrite(
   db: Queryable,
   workspaceId: string,
   claim: WriteClaim | null,
   audit: WriteAudit,
+  events: readonly DomainEvent[],
 ): Promise<boolean> {
   const [row] = await FINISH_WRITE.run<{ claimed: number }>(
     db,
-    finishParams(workspaceId, claim, audit),
+    finishParams(workspaceId, claim, audit, events),
   );
   return claim === null || (row?.claimed ?? 0) > 0;
 }
@@ -393,14 +405,6 @@ export interface ChunkRows {
   version: string | null;
 }
 
-export interface LifecycleEventRow {
-  memoryId: string;
-  event: string;
-  rule: string;
-  relatedMemoryId: string | null;
-  details: Record<string, unknown>;
-}
-
 type InsertParams = FinishParams &
   SpaceParams & {
     recheck: boolean;
@@ -428,10 +432,9 @@ type InsertParams = FinishParams &
     embeddingDimension: number | null;
     embeddingVersion: string | null;
     supersede: string[];
-    events: string;
+    racedEvents: string;
     children: string;
     childChunks: string;
-    childRule: string;
   };
 
 /**
@@ -485,10 +488,10 @@ superseded as (
   from memory where s.id = any (:supersede::uuid[])
 ),
 events as (
-  insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, related_memory_id, details)
-  select :workspaceId::uuid, e.memory_id, e.event, e.rule, e.related_memory_id, e.details
-  from memory, jsonb_to_recordset(:events::jsonb)
-    as e (memory_id uuid, event text, rule text, related_memory_id uuid, details jsonb)
+  ${insertEventsFromJson(':events', { from: 'memory' })}
+),
+raced_events as (
+  ${insertEventsFromJson(':racedEvents', { from: 'raced', where: UNLESS_CLAIM_LOST, memoryId: 'raced.id' })}
 ),
 children as (
   insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
@@ -521,11 +524,6 @@ child_links as (
   select :workspaceId::uuid, memory.id, children.id, 'extracted' from memory, children
   on conflict do nothing
 ),
-child_events as (
-  insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, related_memory_id, details)
-  select :workspaceId::uuid, children.id, 'extracted', :childRule::text, memory.id, '{}'::jsonb
-  from memory, children
-),
 ${AUDITED}
 select (select id from raced) as "racedId", (select count(*) from claimed)::int as claimed`);
 
@@ -544,11 +542,15 @@ export interface NewMemoryWrite {
   memory: MemoryRow;
   chunks: ChunkRows;
   supersede: string[];
-  events: LifecycleEventRow[];
+  /**
+   * Written with the memory (none when it is not): its `created`, the supersessions' `replaced`
+   * and the children's `extracted`.
+   */
+  events: DomainEvent[];
+  /** Written instead when an identical memory raced this one in: its `deduped`. */
+  racedEvents: DomainEvent[];
   /** Child memories of an extraction, written with the memory (none without one). */
   children: ChildMemoryWrite[];
-  /** The rule of the children's `extracted` events, e.g. `extractor:local`. */
-  childRule: string;
   /** Look again for an identical live memory (under the lock on the space's content). */
   recheck: boolean;
   /** The response to record when that look finds one, less its `memory_id`. */
@@ -560,7 +562,7 @@ export interface NewMemoryWrite {
 function insertParams(input: NewMemoryWrite): InsertParams {
   const { space, memory, chunks } = input;
   return {
-    ...finishParams(space.workspaceId, input.claim, input.audit),
+    ...finishParams(space.workspaceId, input.claim, input.audit, input.events),
     ...spaceParams(space),
     recheck: input.recheck,
     dedupedResponse: JSON.stringify(input.dedupedResponse),
@@ -593,15 +595,7 @@ function insertParams(input: NewMemoryWrite): InsertParams {
     embeddingDimension: chunks.dimension,
     embeddingVersion: chunks.version,
     supersede: input.supersede,
-    events: JSON.stringify(
-      input.events.map((event) => ({
-        memory_id: event.memoryId,
-        event: event.event,
-        rule: event.rule,
-        related_memory_id: event.relatedMemoryId,
-        details: event.details,
-      })),
-    ),
+    racedEvents: eventRecords(input.racedEvents),
     children: JSON.stringify(input.children.map(({ memory: child }) => childColumns(child))),
     childChunks: JSON.stringify(
       input.children.flatMap(({ memory: child, chunks: rows }) =>
@@ -616,7 +610,6 @@ function insertParams(input: NewMemoryWrite): InsertParams {
         })),
       ),
     ),
-    childRule: input.childRule,
   };
 }
 
@@ -627,7 +620,7 @@ function childColumns(child: ChildMemoryWrite['memory']) {
     text: child.text,
     metadata: child.metadata ?? {},
     memory_type: child.memoryType ?? 'note',
-    importance: child.importance ?? 1,
+    importance: child.importance ?? DEFAULT_IMPORTANCE,
     chunk_profile: child.chunkProfile ?? 'balanced',
     lifecycle_state: child.lifecycleState ?? 'active',
     confidence: child.confidence ?? null,
@@ -671,7 +664,7 @@ export async function insertMemory(db: Queryable, input: NewMemoryWrite): Promis
  * committed while this one waited.
  */
 export async function insertMemoryLocked(
-  db: Database,
+  db: Writer,
   input: NewMemoryWrite,
 ): Promise<InsertOutcome> {
   const [, rows] = await inOneTrip(db, [
@@ -692,11 +685,11 @@ select i.request_hash as "requestHash", i.response from idempotency_records i
 where i.workspace_id = :workspaceId::uuid and i.key = :key::text`);
 
 export async function getIdempotencyRecord(
-  db: Queryable,
+  db: Reader,
   workspaceId: string,
   key: string,
 ): Promise<{ requestHash: string; response: Record<string, unknown> } | undefined> {
-  const [row] = await GET_IDEMPOTENCY_RECORD.run<{
+  const [row] = await GET_IDEMPOTENCY_RECORD.read<{
     requestHash: string;
     response: Record<string, unknown>;
   }>(db, {

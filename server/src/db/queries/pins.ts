@@ -1,6 +1,6 @@
+import type { Reader } from '../client.js';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { memories, memoryPins } from '../schema/index.js';
-import type { Database } from '../client.js';
 import { historyTimes, liveOrHistory, withHistoryTimes } from './recall.js';
 import { type Queryable, Statement } from './statement.js';
 
@@ -34,7 +34,7 @@ export async function lockOwnerPins(db: Queryable, owner: PinOwner): Promise<voi
 }
 
 /** The owner's pins with their memories, in pin order (oldest first). */
-export async function pinsOf(db: Queryable, owner: PinOwner): Promise<PinnedMemory[]> {
+export async function pinsOf(db: Reader, owner: PinOwner): Promise<PinnedMemory[]> {
   return db
     .select({
       memoryId: memoryPins.memoryId,
@@ -106,8 +106,8 @@ const pinnedFirstChunksStatement = new Statement<{
  * RecallFilter.history), in pin order: what context shows first. A
  * prepared statement (one round trip, see `Statement`): context runs it beside its search.
  */
-export async function pinnedFirstChunks(db: Database, owner: PinOwner): Promise<PinnedChunk[]> {
-  const rows = await pinnedFirstChunksStatement.run<{
+export async function pinnedFirstChunks(db: Reader, owner: PinOwner): Promise<PinnedChunk[]> {
+  const rows = await pinnedFirstChunksStatement.read<{
     memoryId: string;
     chunkId: string;
     chunkIndex: number;

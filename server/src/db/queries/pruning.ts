@@ -1,6 +1,6 @@
+import type { Reader } from '../client.js';
 import { and, count, countDistinct, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
-import { memories, memoryChunks, memoryLifecycleEvents } from '../schema/index.js';
+import { memories, memoryChunks, domainEvents } from '../schema/index.js';
 
 /** Lifecycle rules that supersede a memory as a duplicate of another. */
 export const DUPLICATE_RULES = [
@@ -23,7 +23,7 @@ export interface PruningCounts {
  * Aggregates over one workspace, each an indexed scan of its rows: memory states, expired
  * actives, exact duplicates among actives, duplicate supersessions by rule, and chunk counts.
  */
-export async function pruningCounts(db: Database, workspaceId: string): Promise<PruningCounts> {
+export async function pruningCounts(db: Reader, workspaceId: string): Promise<PruningCounts> {
   const [states, expired, exact, superseded, chunkTotals, perMemory, orphaned] = await Promise.all([
     db
       .select({ state: memories.lifecycleState, n: count() })
@@ -51,17 +51,20 @@ export async function pruningCounts(db: Database, workspaceId: string): Promise<
     ),
     db
       .select({
-        rule: memoryLifecycleEvents.rule,
-        n: countDistinct(memoryLifecycleEvents.memoryId),
+        rule: domainEvents.rule,
+        n: countDistinct(domainEvents.memoryId),
       })
-      .from(memoryLifecycleEvents)
+      .from(domainEvents)
       .where(
         and(
-          eq(memoryLifecycleEvents.workspaceId, workspaceId),
-          inArray(memoryLifecycleEvents.rule, [...DUPLICATE_RULES]),
+          eq(domainEvents.workspaceId, workspaceId),
+          eq(domainEvents.kind, 'replaced'),
+          inArray(domainEvents.rule, [...DUPLICATE_RULES]),
+          // Events outlive their memories; a deleted one is pruned no more.
+          sql`exists (select 1 from ${memories} where ${memories.id} = ${domainEvents.memoryId})`,
         ),
       )
-      .groupBy(memoryLifecycleEvents.rule),
+      .groupBy(domainEvents.rule),
     db
       .select({
         total: count(),

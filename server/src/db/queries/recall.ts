@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, or, SQL, sql, type Query } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { executeRows, type Database } from '../client.js';
+import { type Reader, executeRows, runtimeOf } from '../client.js';
 import { memories, memoryChunks, memoryTime } from '../schema/index.js';
 import { PREFIX_MIN } from '../../text/tokens.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
@@ -163,7 +163,7 @@ const recalledColumns = {
 
 /** Nearest chunks by cosine, among chunks embedded with the query's dimension only. */
 export function vectorRecallQuery(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   embedding: number[],
   limit: number,
@@ -174,7 +174,7 @@ export function vectorRecallQuery(
     .limit(limit);
 }
 
-function ownerChunkDistances(db: Database, filter: RecallFilter, embedding: number[]) {
+function ownerChunkDistances(db: Reader, filter: RecallFilter, embedding: number[]) {
   const distance = cosineDistanceTo(embedding).as('distance');
   return db
     .select({ ...recalledColumns, distance })
@@ -191,7 +191,7 @@ function ownerChunkDistances(db: Database, filter: RecallFilter, embedding: numb
  * generic plan, which does not know the owner, might not.
  */
 export function exactVectorRecallQuery(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   embedding: number[],
   limit: number,
@@ -201,7 +201,7 @@ export function exactVectorRecallQuery(
 }
 
 export async function vectorRecall(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   embedding: number[],
   limit: number,
@@ -252,7 +252,7 @@ const BM25_B = sql.raw(String(0.75));
  * a subquery); the one-trip search reads it once for the IDF and for its own use.
  */
 export function keywordRecallQuery(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   query: string,
   limit: number,
@@ -326,7 +326,7 @@ export function keywordRecallQuery(
 }
 
 /** The number of the owner's chunks (all of them, in any state), by the owner index. */
-export function ownerChunksQuery(db: Database, filter: RecallFilter) {
+export function ownerChunksQuery(db: Reader, filter: RecallFilter) {
   return db
     .select({ count: sql`count(*)` })
     .from(memoryChunks)
@@ -355,8 +355,6 @@ export interface MemoryColumns extends Record<string, unknown> {
   expires_at: string | Date | null;
 }
 
-const sessionsPlanPerExecution = new WeakMap<Database, Promise<boolean>>();
-
 /**
  * Whether `db`'s sessions plan prepared statements for each execution's values
  * (`plan_cache_mode = force_custom_plan`), asked once per database. Left to choose, PostgreSQL
@@ -364,8 +362,9 @@ const sessionsPlanPerExecution = new WeakMap<Database, Promise<boolean>>();
  * recall that is a 200 ms plan for a 10k-memory owner, for vector recall an exact scan instead of
  * the HNSW index (other results).
  */
-function plansPerExecution(db: Database): Promise<boolean> {
-  let known = sessionsPlanPerExecution.get(db);
+function plansPerExecution(db: Reader): Promise<boolean> {
+  const caches = runtimeOf(db)?.planCaches;
+  let known = caches?.plansPerExecution;
   if (!known) {
     known = executeRows<{ mode: string }>(
       db,
@@ -374,7 +373,7 @@ function plansPerExecution(db: Database): Promise<boolean> {
       ([row]) => row?.mode === 'force_custom_plan',
       () => false,
     );
-    sessionsPlanPerExecution.set(db, known);
+    if (caches) caches.plansPerExecution = known;
   }
   return known;
 }
@@ -388,7 +387,7 @@ const dialect = new PgDialect();
  * either way.
  */
 export async function recallRows<T extends Record<string, unknown>>(
-  db: Database,
+  db: Reader,
   query: SQL | Query,
 ): Promise<T[]> {
   const built = query instanceof SQL ? dialect.sqlToQuery(query) : query;
@@ -400,14 +399,14 @@ export async function recallRows<T extends Record<string, unknown>>(
  * the pool for its plan mode (the one-trip search of a small owner, on the generic-plan pool).
  */
 export function preparedRecallRows<T extends Record<string, unknown>>(
-  db: Database,
+  db: Reader,
   query: Query,
 ): Promise<T[]> {
   return runRecall(db, query, 'recall');
 }
 
 async function runRecall<T extends Record<string, unknown>>(
-  db: Database,
+  db: Reader,
   query: Query,
   name: string | undefined,
 ): Promise<T[]> {
@@ -453,7 +452,7 @@ export function recalled(
 
 /** Keyword recall ranked by BM25; scores are relative to the best match (0..1]. */
 export async function keywordRecall(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   query: string,
   limit: number,

@@ -1,6 +1,12 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { executeRows, type Database } from '../client.js';
+import { type Reader, executeRows } from '../client.js';
 import { memories } from '../schema/index.js';
+import { insertEventsSelected, type DomainEvent } from './events.js';
+import type { Queryable } from './statement.js';
+
+type ArchivedEvent = Extract<DomainEvent, { kind: 'archived' }>;
+const ARCHIVED: ArchivedEvent['kind'] = 'archived';
+const RETENTION: ArchivedEvent['rule'] = 'retention';
 
 /** Where one workspace's retention ends, and the plan that set it (recorded on each event). */
 export interface RetentionPolicy {
@@ -16,7 +22,7 @@ export interface RetentionPolicy {
  * optionally one workspace only: the ones a retention run needs to resolve a plan for.
  */
 export async function workspacesWithMemoriesBefore(
-  db: Database,
+  db: Reader,
   { before, workspaceId }: { before: Date; workspaceId?: string },
 ): Promise<string[]> {
   const rows = await db
@@ -48,7 +54,7 @@ export interface RetentionBatchRow {
  * rows archives nothing. Returns counts per workspace.
  */
 export async function archivePastRetention(
-  db: Database,
+  db: Queryable,
   {
     policies,
     limit,
@@ -98,8 +104,7 @@ archived as (
   returning m.id, m.workspace_id
 ),
 events as (
-  insert into memory_lifecycle_events (workspace_id, memory_id, event, rule, details, created_at)
-  select a.workspace_id, a.id, 'archived', 'retention',
+  ${insertEventsSelected(sql`select a.workspace_id, ${ARCHIVED}::text, a.id, ${RETENTION}::text, null::uuid,
     jsonb_build_object(
       'plan', d.plan,
       'retention_days', d.retention_days,
@@ -107,7 +112,7 @@ events as (
       'created_at', to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
     ),
     ${at}::timestamptz
-  from archived a join due d on d.id = a.id
+  from archived a join due d on d.id = a.id`)}
   returning 1
 )
 select d.workspace_id::text, count(*)::int as examined, count(a.id)::int as archived

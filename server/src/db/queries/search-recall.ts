@@ -1,7 +1,8 @@
 import { sql, type Query, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { toVectorLiteral } from '../schema/index.js';
-import { statementPoolOf, type Database, type StatementPool } from '../client.js';
+import { type Reader, runtimeOf, statementPoolOf, type StatementPool } from '../client.js';
+import type { PlanCaches } from '../plan-caches.js';
 import { episodeNeighboursQuery, neighbourOf, type EpisodeNeighbour } from './episodes.js';
 import {
   exactVectorRecallQuery,
@@ -93,7 +94,7 @@ export type SearchPlan = 'custom' | 'generic';
  * `generic` statement reads vector recall with `exactVectorRecallQuery`.
  */
 export function searchRecallQuery(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   request: SearchRecallRequest,
   plan: SearchPlan = 'custom',
@@ -224,7 +225,7 @@ function valuesOf(filter: RecallFilter, request: SearchRecallRequest): Values {
  * the text) leaves the shape uncached.
  */
 function learnShape(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   request: SearchRecallRequest,
   plan: SearchPlan,
@@ -293,7 +294,7 @@ function learnShape(
  * building it with the query builder cost more CPU than the rest of the search's statement work.
  */
 export function searchRecallStatement(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   request: SearchRecallRequest,
   plan: SearchPlan = 'custom',
@@ -325,23 +326,8 @@ export function searchRecallStatement(
  * below that keeps a small owner's generic plan the plan a custom one would be.
  */
 export const SMALL_OWNER_CHUNKS = 100;
-/** Owners whose size a process remembers; the least recently searched are forgotten first. */
-const MAX_KNOWN_OWNERS = 50_000;
-
-/** Each owner's chunk count as the last search of it read it, per database. */
-const ownerChunkCounts = new WeakMap<Database, Map<string, number>>();
-
 const ownerKey = (filter: RecallFilter) =>
   `${filter.workspaceId}\u0000${filter.ownerType}\u0000${filter.ownerId}`;
-
-function noteOwnerChunks(db: Database, filter: RecallFilter, chunks: number): void {
-  let counts = ownerChunkCounts.get(db);
-  if (!counts) ownerChunkCounts.set(db, (counts = new Map()));
-  const key = ownerKey(filter);
-  counts.delete(key);
-  counts.set(key, chunks);
-  if (counts.size > MAX_KNOWN_OWNERS) counts.delete(counts.keys().next().value!);
-}
 
 /**
  * The plan a search of this owner runs with: `generic` on PostgreSQL for an owner whose last
@@ -354,22 +340,16 @@ function noteOwnerChunks(db: Database, filter: RecallFilter, chunks: number): vo
  * brings it back to custom plans. Every owner keeps custom plans while the generic plan would
  * not read a small owner by its index (see {@link genericPlansFit}).
  */
-export function searchPlanFor(db: Database, filter: RecallFilter): SearchPlan {
-  const pool = statementPoolOf(db);
-  if (!pool || !genericPlansFit(db, pool)) return 'custom';
-  const chunks = ownerChunkCounts.get(db)?.get(ownerKey(filter));
+export function searchPlanFor(db: Reader, filter: RecallFilter): SearchPlan {
+  const runtime = runtimeOf(db);
+  const pool = runtime?.statementPool;
+  if (!runtime || !pool || !genericPlansFit(runtime.planCaches, pool)) return 'custom';
+  const chunks = runtime.planCaches.ownerChunks(ownerKey(filter));
   return chunks !== undefined && chunks <= SMALL_OWNER_CHUNKS ? 'generic' : 'custom';
 }
 
 /** How long the generic plan's owner estimate is trusted before it is asked again. */
 const GENERIC_ESTIMATE_TTL_MS = 10 * 60_000;
-
-interface GenericEstimate {
-  fits: boolean;
-  at: number;
-  pending: Promise<void> | undefined;
-}
-const genericEstimates = new WeakMap<Database, GenericEstimate>();
 
 /**
  * Whether a generic plan expects an owner to be small. It plans for an owner of average size
@@ -378,9 +358,8 @@ const genericEstimates = new WeakMap<Database, GenericEstimate>();
  * table (the vector part never uses HNSW there: its statement is built so). Asked of PostgreSQL
  * in the background (false until it answers), again every GENERIC_ESTIMATE_TTL_MS.
  */
-function genericPlansFit(db: Database, pool: StatementPool): boolean {
-  let estimate = genericEstimates.get(db);
-  if (!estimate) genericEstimates.set(db, (estimate = { fits: false, at: 0, pending: undefined }));
+function genericPlansFit(caches: PlanCaches, pool: StatementPool): boolean {
+  const estimate = caches.genericEstimate;
   if (!estimate.pending && Date.now() - estimate.at > GENERIC_ESTIMATE_TTL_MS) {
     const known = estimate;
     known.pending = ownerRowsOfGenericPlan(pool)
@@ -419,7 +398,7 @@ async function ownerRowsOfGenericPlan(pool: StatementPool): Promise<number> {
 
 /** Runs {@link searchRecallQuery} and sorts its rows back into the recalls and neighbours. */
 export async function searchRecall(
-  db: Database,
+  db: Reader,
   filter: RecallFilter,
   request: SearchRecallRequest,
 ): Promise<SearchRecall> {
@@ -451,7 +430,8 @@ export async function searchRecall(
       neighbours.push(neighbourOf(row.seed_id!, Number(row.step), row));
     }
   }
-  if (pool && ownerChunks !== undefined) noteOwnerChunks(db, filter, ownerChunks);
+  if (pool && ownerChunks !== undefined)
+    runtimeOf(db)?.planCaches.noteOwnerChunks(ownerKey(filter), ownerChunks);
   if (!request.episodes) return { vector, text, neighbours: undefined };
   const first = (hits: RecalledChunk[]) =>
     hits.slice(0, request.episodes!.seedsPerRecall).map((hit) => hit.memoryId);

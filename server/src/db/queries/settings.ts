@@ -1,9 +1,9 @@
+import type { Reader, Writer } from '../client.js';
 import { eq } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
-import type { Database } from '../client.js';
 import { serverSettings } from '../schema/index.js';
 
-export async function getSetting(db: Database, key: string): Promise<string | undefined> {
+export async function getSetting(db: Reader, key: string): Promise<string | undefined> {
   const [row] = await db
     .select({ value: serverSettings.value })
     .from(serverSettings)
@@ -18,7 +18,7 @@ export async function getSetting(db: Database, key: string): Promise<string | un
  * writer's value; a losing candidate value is discarded.
  */
 export async function getOrCreateSetting(
-  db: Database,
+  db: Writer,
   key: string,
   makeValue: () => string,
 ): Promise<string> {

@@ -1,5 +1,5 @@
+import type { Reader, Writer } from '../client.js';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import {
   learningSignals,
   memories,
@@ -8,6 +8,7 @@ import {
   type NewLearningSignal,
 } from '../schema/index.js';
 import { parseVectorLiteral } from '../schema/columns.js';
+import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { historyTimes, liveOrHistory, withHistoryTimes } from './recall.js';
 import { type Queryable, Statement } from './statement.js';
 
@@ -34,7 +35,7 @@ const insertLearningSignalsStatement = new Statement<{
  * a search's Node CPU, measured in a profile of the speed bench's searches).
  */
 export async function insertLearningSignals(
-  db: Database,
+  db: Queryable,
   signals: NewLearningSignal[],
 ): Promise<void> {
   if (signals.length === 0) return;
@@ -52,7 +53,7 @@ export async function insertLearningSignals(
 }
 
 export async function insertSavedSearch(
-  db: Database,
+  db: Writer,
   search: typeof savedSearches.$inferInsert,
 ): Promise<void> {
   await db.insert(savedSearches).values(search);
@@ -76,15 +77,35 @@ export async function latestSignalForRequest(
   return row;
 }
 
+const SET_SIGNAL_FEEDBACK = new Statement<{
+  id: string;
+  feedback: string;
+  at: string;
+  events: string;
+}>(`
+with voted as (
+  update learning_signals set feedback = :feedback::text, feedback_at = :at::timestamptz
+  where id = :id::uuid
+  returning 1
+),
+events as (
+  ${insertEventsFromJson(':events', { from: 'voted' })}
+)
+select count(*)::int as voted from voted`);
+
+/** Records the vote on the signal, with its `feedback` event, in one statement. */
 export async function setSignalFeedback(
   db: Queryable,
   id: string,
   feedback: string,
+  events: readonly DomainEvent[],
 ): Promise<void> {
-  await db
-    .update(learningSignals)
-    .set({ feedback, feedbackAt: new Date() })
-    .where(eq(learningSignals.id, id));
+  await SET_SIGNAL_FEEDBACK.run(db, {
+    id,
+    feedback,
+    at: new Date().toISOString(),
+    events: eventRecords(events),
+  });
 }
 
 /** Adds `delta` to a memory's feedback score, kept within ±limit; returns whether it exists. */
@@ -158,13 +179,13 @@ const linkedFirstChunksStatement = new Statement<{
  * round trip; see `Statement`).
  */
 export async function linkedFirstChunks(
-  db: Database,
+  db: Reader,
   space: { workspaceId: string; ownerId: string; ownerType: string },
   memoryIds: string[],
   limit: number,
 ): Promise<LinkedChunk[]> {
   if (memoryIds.length === 0) return [];
-  const rows = await linkedFirstChunksStatement.run<{
+  const rows = await linkedFirstChunksStatement.read<{
     memoryId: string;
     chunkId: string;
     chunkIndex: number;

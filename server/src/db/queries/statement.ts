@@ -1,8 +1,8 @@
-import { statementPoolOf, type Database } from '../client.js';
+import { statementPoolOf, type Database, type Reader, type Writer } from '../client.js';
 import { DatabaseError } from '../../errors.js';
 
-/** A transaction or the database: both run the same queries. */
-export type Queryable = Pick<Database, '_' | 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
+/** The writer or a transaction of it: both run the same queries, reads and writes. */
+export type Queryable = Reader & Pick<Database, 'insert' | 'update' | 'delete'>;
 
 /**
  * A hand-written statement for a hot path, with named parameters (`:name`, cast where the type
@@ -32,19 +32,32 @@ export class Statement<Params extends Record<string, unknown>> {
   values(params: Params): unknown[] {
     return this.names.map((name) => {
       const value = params[name];
-      if (value === undefined) throw new TypeError(`statement parameter :${name} is missing`);
+      if (value === undefined) throw new DatabaseError(`statement parameter :${name} is missing`);
       return value;
     });
   }
 
   /** Runs the statement and returns its rows (timestamps as strings, JSON parsed). */
-  async run<Row extends Record<string, unknown>>(db: Queryable, params: Params): Promise<Row[]> {
+  run<Row extends Record<string, unknown>>(db: Queryable, params: Params): Promise<Row[]> {
+    return this.execute<Row>(db, params);
+  }
+
+  /** {@link run} for a statement that only reads, so it can run on a reader. */
+  read<Row extends Record<string, unknown>>(db: Reader, params: Params): Promise<Row[]> {
+    return this.execute<Row>(db, params);
+  }
+
+  private async execute<Row extends Record<string, unknown>>(
+    db: Reader,
+    params: Params,
+  ): Promise<Row[]> {
     // Any name makes drizzle's postgres.js session prepare; postgres.js names and caches the
     // statement itself, per connection, by its text.
     // A transaction is no key of the map: it runs on its own connection.
-    const target = statementPoolOf(db as Database)?.db ?? db;
+    const values = this.values(params);
+    const target = statementPoolOf(db)?.db ?? db;
     const query = target._.session.prepareQuery(
-      { sql: this.text, params: this.values(params) },
+      { sql: this.text, params: values },
       undefined,
       'hot',
       false,
@@ -75,7 +88,7 @@ export const step = <Params extends Record<string, unknown>>(
  * error is thrown. On PGlite: a plain transaction.
  */
 export async function inOneTrip(
-  db: Database,
+  db: Writer,
   steps: Step[],
 ): Promise<Array<Record<string, unknown>[]>> {
   const pool = statementPoolOf(db);

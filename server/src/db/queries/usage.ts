@@ -1,9 +1,9 @@
 import { and, eq, or, sql } from 'drizzle-orm';
 import { DatabaseError, ServiceError } from '../../errors.js';
-import { type Database, executeRows, statementPoolOf } from '../client.js';
+import { type Reader, type Writer, executeRows, statementPoolOf } from '../client.js';
 import { lostAnswer } from '../faults.js';
 import { type ReservedAmount, usageCounters } from '../schema/index.js';
-import { type Step, step, Statement } from './statement.js';
+import { type Queryable, type Step, step, Statement } from './statement.js';
 
 export type WindowKind = ReservedAmount['window_kind'];
 
@@ -64,7 +64,7 @@ export interface CounterState {
  * connection, nothing to flush for) it runs as it is.
  */
 async function meteringTrip<Row extends Record<string, unknown>>(
-  db: Database,
+  db: Queryable,
   { statement, params }: Step,
 ): Promise<Row[]> {
   const target = statementPoolOf(db)?.asyncCommit ?? db;
@@ -157,9 +157,9 @@ const toJsonItems = (items: ReserveItem[]) =>
  * window) and returns the counters as they were before it. Throws `CAP_EXCEEDED` naming each resource over its cap, with `Retry-After` the
  * seconds until the last of their windows resets.
  */
-export async function reserveUsage(db: Database, input: ReserveInput): Promise<CounterState[]> {
+export async function reserveUsage(db: Queryable, input: ReserveInput): Promise<CounterState[]> {
   if (input.items.length > MAX_ITEMS) {
-    throw new TypeError(`a reservation holds at most ${MAX_ITEMS} counters`);
+    throw new DatabaseError(`a reservation holds at most ${MAX_ITEMS} counters`);
   }
   const items = [...input.items].sort(byCounterKey);
   const params = {
@@ -318,7 +318,7 @@ export interface SettleInput {
 
 /** Returns the state the reservation was settled from, or undefined when it was already settled. */
 export async function settleReservation(
-  db: Database,
+  db: Queryable,
   input: SettleInput,
 ): Promise<'reserved' | 'expired' | undefined> {
   const actual = Object.entries(input.actual ?? {}).map(([resource, amount]) => ({
@@ -343,7 +343,7 @@ export async function settleReservation(
  * many expired.
  */
 export async function expireReservations(
-  db: Database,
+  db: Queryable,
   { now, limit }: { now: Date; limit: number },
 ): Promise<number> {
   const [row] = await executeRows<{ expired: number }>(
@@ -396,7 +396,7 @@ select (select count(*) from expired)::int as expired, (select count(*) from ref
 
 /** Deletes up to `limit` reservations expired before `before`; returns how many. */
 export async function purgeExpiredReservations(
-  db: Database,
+  db: Queryable,
   { before, limit }: { before: Date; limit: number },
 ): Promise<number> {
   const rows = await executeRows<{ id: string }>(
@@ -428,7 +428,7 @@ export interface CounterRow {
 
 /** The workspace's counters in the given windows (rows not yet created are simply absent). */
 export async function readUsageCounters(
-  db: Database,
+  db: Reader,
   workspaceId: string,
   windows: CounterWindow[],
 ): Promise<CounterRow[]> {
@@ -459,7 +459,7 @@ export async function readUsageCounters(
  * memories are deleted. A counter that does not exist has nothing to take off.
  */
 export async function decreaseUsed(
-  db: Database,
+  db: Writer,
   counter: {
     workspaceId: string;
     windowKind: WindowKind;

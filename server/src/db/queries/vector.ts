@@ -1,4 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
+import { DatabaseError } from '../../errors.js';
 import { memoryChunks, toVectorLiteral } from '../schema/index.js';
 
 /** pgvector's limit for `vector(N)` (and far above any embedding model). */
@@ -6,7 +7,9 @@ export const MAX_EMBEDDING_DIMENSION = 16_000;
 
 export function assertEmbeddingDimension(dimension: number): void {
   if (!Number.isInteger(dimension) || dimension < 1 || dimension > MAX_EMBEDDING_DIMENSION) {
-    throw new RangeError(`embedding dimension must be an integer in 1..${MAX_EMBEDDING_DIMENSION}`);
+    throw new DatabaseError(
+      `embedding dimension must be an integer in 1..${MAX_EMBEDDING_DIMENSION}`,
+    );
   }
 }
 

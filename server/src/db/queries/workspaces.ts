@@ -1,10 +1,10 @@
+import type { Reader, Writer } from '../client.js';
 import { asc, eq } from 'drizzle-orm';
-import type { Database } from '../client.js';
 import { type Workspace, workspaces } from '../schema/index.js';
 import { lostAnswer } from '../faults.js';
 
 export async function createWorkspace(
-  db: Database,
+  db: Writer,
   input: { name: string; plan?: string },
 ): Promise<Workspace> {
   const [row] = await db.insert(workspaces).values(input).returning();
@@ -12,14 +12,14 @@ export async function createWorkspace(
   return row;
 }
 
-export async function getWorkspaceById(db: Database, id: string): Promise<Workspace | undefined> {
+export async function getWorkspaceById(db: Reader, id: string): Promise<Workspace | undefined> {
   const [row] = await db.select().from(workspaces).where(eq(workspaces.id, id)).limit(1);
   return row;
 }
 
 /** Names are not unique; returns the oldest workspace with that name. */
 export async function findWorkspaceByName(
-  db: Database,
+  db: Reader,
   name: string,
 ): Promise<Workspace | undefined> {
   const [row] = await db
@@ -32,7 +32,7 @@ export async function findWorkspaceByName(
 }
 
 /** The oldest workspace, e.g. the default one of a single-tenant install. */
-export async function findFirstWorkspace(db: Database): Promise<Workspace | undefined> {
+export async function findFirstWorkspace(db: Reader): Promise<Workspace | undefined> {
   const [row] = await db
     .select()
     .from(workspaces)
@@ -41,6 +41,6 @@ export async function findFirstWorkspace(db: Database): Promise<Workspace | unde
   return row;
 }
 
-export async function countWorkspaces(db: Database): Promise<number> {
+export async function countWorkspaces(db: Writer): Promise<number> {
   return db.$count(workspaces);
 }

@@ -9,7 +9,7 @@ export { parseVectorLiteral, toVectorLiteral } from './columns.js';
 export * from './idempotency-records.js';
 export * from './learning-signals.js';
 export * from './saved-searches.js';
-export * from './lifecycle-events.js';
+export * from './domain-events.js';
 export * from './workspace-entitlements.js';
 export * from './usage-counters.js';
 export * from './usage-reservations.js';

@@ -37,6 +37,8 @@ export const memories = pgTable(
     text: text('text').notNull(),
     metadata: jsonb('metadata').$type<MemoryMetadata>().notNull().default({}),
     memoryType: text('memory_type').notNull().default('note'),
+    // The contract's DEFAULT_IMPORTANCE, which every write passes; drizzle-kit reads this file
+    // without the workspace packages, so the column default repeats it for raw inserts.
     importance: real('importance').notNull().default(1),
     chunkProfile: text('chunk_profile').notNull().default('balanced'),
     lifecycleState: text('lifecycle_state').notNull().default('active'),

@@ -1,5 +1,6 @@
 import type { MemoryInsertResponse } from '@mnemo/contract';
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
+import type { DomainEvent } from '../../db/queries/events.js';
 import { finishWrite, type NearestMemory, type Queryable } from '../../db/queries/memory-writes.js';
 import {
   decideLifecycle,
@@ -55,17 +56,20 @@ export function dedupedResponse(
 }
 
 /**
- * A duplicate stores nothing: its idempotency record and audit record are one statement. A
- * concurrent write that claimed the same key first wins, and this one replays its response.
+ * A duplicate stores nothing: its idempotency record, audit record and `deduped` event are one
+ * statement. A concurrent write that claimed the same key first wins, and this one replays its
+ * response.
  */
 export async function finishDuplicate(
   db: Queryable,
   write: PreparedWrite,
   response: MemoryInsertResponse,
+  rule: 'exact' | 'near' | 'semantic',
 ): Promise<WriteResult> {
   const claim = claimOf(write, response);
   const { workspaceId } = write.request;
-  if (await finishWrite(db, workspaceId, claim, auditOf(write.request)))
+  const deduped: DomainEvent = { kind: 'deduped', workspaceId, memoryId: response.memory_id, rule };
+  if (await finishWrite(db, workspaceId, claim, auditOf(write.request), [deduped]))
     return { response, audited: true };
   return replayWinner(db, workspaceId, claim!.key, claim!.requestHash);
 }

@@ -1,6 +1,7 @@
 import type { MemoryInsertResponse } from '@mnemo/contract';
-import { insertLifecycleEvents, rewriteMemory } from '../../db/queries/lifecycle.js';
-import { finishWrite, type LifecycleEventRow } from '../../db/queries/memory-writes.js';
+import type { DomainEvent } from '../../db/queries/events.js';
+import { rewriteMemory } from '../../db/queries/lifecycle.js';
+import { finishWrite } from '../../db/queries/memory-writes.js';
 import type { LifecycleDecision } from '../lifecycle/decide.js';
 import { auditOf, claimOf, LostIdempotencyRace } from './idempotency.js';
 import { indexedFields, intelligenceOf, notExtracted } from './response.js';
@@ -31,8 +32,9 @@ export function mergedResponse(
 }
 
 /**
- * One transaction: the memory's text, assessment and chunks rewritten, the merge recorded, the
- * idempotency and audit records written; {@link LostIdempotencyRace} rolls it all back.
+ * One transaction: the memory's text, assessment and chunks rewritten, then the idempotency and
+ * audit records and the `merged` event in one statement; {@link LostIdempotencyRace} rolls it all
+ * back.
  */
 export function mergeIntoExisting(
   deps: Pick<MemoryWriteDeps, 'db' | 'embeddings'>,
@@ -55,16 +57,15 @@ export function mergeIntoExisting(
       },
       chunkRows(deps.embeddings, write.space, write.chunks, vectors),
     );
-    await insertLifecycleEvents(tx, [
-      {
-        workspaceId,
-        memoryId: decision.memoryId,
-        event: 'merged',
-        rule: 'evolution',
-        details: { previous_text: decision.previousText },
-      },
-    ]);
-    if (!(await finishWrite(tx, workspaceId, claimOf(write, response), auditOf(write.request))))
+    const merged: DomainEvent = {
+      kind: 'merged',
+      workspaceId,
+      memoryId: decision.memoryId,
+      rule: 'evolution',
+      details: { previous_text: decision.previousText },
+    };
+    const audit = auditOf(write.request);
+    if (!(await finishWrite(tx, workspaceId, claimOf(write, response), audit, [merged])))
       throw new LostIdempotencyRace();
     return response;
   });
@@ -83,19 +84,22 @@ export function historyState(decision: InsertDecision) {
 /** One `replaced` event per memory the new one supersedes, and one for itself when it is history. */
 export function supersessionEvents(
   decision: InsertDecision,
+  workspaceId: string,
   memoryId: string,
-): LifecycleEventRow[] {
-  const events: LifecycleEventRow[] = decision.supersede.map((supersession) => ({
+): DomainEvent[] {
+  const events: DomainEvent[] = decision.supersede.map((supersession) => ({
+    kind: 'replaced',
+    workspaceId,
     memoryId: supersession.memoryId,
-    event: 'replaced',
     rule: supersession.rule,
     relatedMemoryId: memoryId,
     details: supersession.details,
   }));
   if (decision.historyOf) {
     events.push({
+      kind: 'replaced',
+      workspaceId,
       memoryId,
-      event: 'replaced',
       rule: 'conflict_older',
       relatedMemoryId: decision.historyOf.memoryId,
       details: decision.historyOf.details,

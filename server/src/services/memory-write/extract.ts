@@ -1,4 +1,8 @@
-import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
+import {
+  DEFAULT_IMPORTANCE,
+  type MemoryInsertPayload,
+  type MemoryInsertResponse,
+} from '@mnemo/contract';
 import {
   ExtractionError,
   type ExtractedMemory,
@@ -34,7 +38,7 @@ export function extractionWanted(
 ): extractor is Extractor {
   return (
     payload.extract !== false &&
-    (payload.importance ?? 1) >= MIN_IMPORTANCE_TO_EXTRACT &&
+    (payload.importance ?? DEFAULT_IMPORTANCE) >= MIN_IMPORTANCE_TO_EXTRACT &&
     extractor !== undefined
   );
 }
@@ -62,7 +66,7 @@ export async function extract(
 ): Promise<Extraction> {
   if (payload.extract === false)
     return { outcome: { status: 'skipped', reason: 'user_disabled' }, children: [] };
-  if ((payload.importance ?? 1) < MIN_IMPORTANCE_TO_EXTRACT) {
+  if ((payload.importance ?? DEFAULT_IMPORTANCE) < MIN_IMPORTANCE_TO_EXTRACT) {
     return { outcome: { status: 'skipped', reason: 'low_importance' }, children: [] };
   }
   if (!extractor) return { outcome: { status: 'skipped', reason: 'none' }, children: [] };

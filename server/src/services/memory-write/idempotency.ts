@@ -6,7 +6,7 @@ import {
   type WriteAudit,
   type WriteClaim,
 } from '../../db/queries/memory-writes.js';
-import { ServiceError } from '../../errors.js';
+import { DatabaseError, ServiceError } from '../../errors.js';
 import type { PreparedWrite, WriteRequest, WriteResult } from './types.js';
 
 /** Key order must not change the hash: a retry may serialise the same payload differently. */
@@ -69,7 +69,7 @@ export async function replayWinner(
   hash: string,
 ): Promise<WriteResult> {
   const record = await getIdempotencyRecord(db, workspaceId, key);
-  if (!record) throw new Error('the idempotency key was claimed, yet no record holds it');
+  if (!record) throw new DatabaseError('the idempotency key was claimed, yet no record holds it');
   if (record.requestHash !== hash) throw reusedKey();
   return { response: record.response as MemoryInsertResponse, audited: false };
 }

@@ -8,6 +8,7 @@ import {
   type InsertOutcome,
   type NewMemoryWrite,
 } from '../../db/queries/memory-writes.js';
+import type { DomainEvent } from '../../db/queries/events.js';
 import { canonicalHash } from '../../text/canonical.js';
 import { assessMemory } from '../lifecycle/intelligence.js';
 import { dedupedResponse } from './dedupe.js';
@@ -136,9 +137,22 @@ export function planInsert(
         : { provider: null, dimension: null, version: null }),
     },
     supersede: decision.supersede.map((s) => s.memoryId),
-    events: supersessionEvents(decision, memoryId),
+    events: [
+      { kind: 'created', workspaceId: space.workspaceId, memoryId, rule: 'write' },
+      ...supersessionEvents(decision, space.workspaceId, memoryId),
+      ...children.map(({ memory: child }): DomainEvent => ({
+        kind: 'extracted',
+        workspaceId: space.workspaceId,
+        memoryId: child.id,
+        rule: `extractor:${deps.extractor?.name ?? 'none'}`,
+        relatedMemoryId: memoryId,
+      })),
+    ],
+    // The memory is the one the statement finds raced in; this id is never stored.
+    racedEvents: [
+      { kind: 'deduped', workspaceId: space.workspaceId, memoryId, rule: 'concurrent' },
+    ],
     children,
-    childRule: `extractor:${deps.extractor?.name ?? 'none'}`,
     // A replacement rewrites on purpose: another memory with its text does not make it a duplicate.
     recheck: !write.replacesId,
     dedupedResponse: dedupedResponse('', safety),

@@ -1,4 +1,8 @@
-import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
+import {
+  DEFAULT_IMPORTANCE,
+  type MemoryInsertPayload,
+  type MemoryInsertResponse,
+} from '@mnemo/contract';
 import type { MemorySpace, WriteLookups, writeLookups } from '../../db/queries/memory-writes.js';
 import { ServiceError } from '../../errors.js';
 import { canonicalHash } from '../../text/canonical.js';
@@ -25,7 +29,7 @@ export function prepareWrite(request: WriteRequest, now = new Date()): PreparedW
   const { payload, workspaceId } = request;
   const idempotencyKey = payload.idempotency_key;
   const memoryType = payload.memory_type ?? 'note';
-  const importance = payload.importance ?? 1;
+  const importance = payload.importance ?? DEFAULT_IMPORTANCE;
   const metadata = payload.metadata ?? {};
   const effectiveAt = payload.effective_at ? new Date(payload.effective_at) : null;
   return {

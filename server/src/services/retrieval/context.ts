@@ -87,13 +87,13 @@ export async function buildContext(
 ): Promise<ContextResponse> {
   // Pins do not depend on the ranking: they are read beside the search, so context costs one
   // round trip more than its search (the links of its hits), not two.
-  const pins = pinnedFirstChunks(deps.db, recallFilter(request.workspaceId, request.payload));
+  const pins = pinnedFirstChunks(deps.reader, recallFilter(request.workspaceId, request.payload));
   pins.catch(() => undefined); // awaited below; a failed search must not leave it unhandled
   const outcome = await searchMemories(deps, request);
   const [pinned, linked] = await Promise.all([
     pins,
     linkedFirstChunks(
-      deps.db,
+      deps.reader,
       outcome.filter,
       outcome.hits.map((hit) => hit.memoryId),
       MAX_LINKED * 5,

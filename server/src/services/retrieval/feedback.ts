@@ -1,5 +1,6 @@
 import type { FeedbackPayload, FeedbackResponse } from '@mnemo/contract';
 import type { Database } from '../../db/client.js';
+import type { DomainEvent } from '../../db/queries/events.js';
 import type { Queryable } from '../../db/queries/statement.js';
 import {
   adjustFeedbackScore,
@@ -34,13 +35,15 @@ export async function applyFeedback(
 
 /**
  * The vote of {@link applyFeedback} inside the caller's transaction (POST /v1/context/feedback
- * stores its row in the same one). `route` narrows which calls the request id may name.
+ * stores its row in the same one), with its one `feedback` event (`details` adds to the event's).
+ * `route` narrows which calls the request id may name.
  */
 export async function applyFeedbackIn(
   tx: Queryable,
   workspaceId: string,
   payload: FeedbackPayload,
   route?: 'search' | 'context',
+  details: Record<string, unknown> = {},
 ): Promise<FeedbackResponse> {
   const signal = await latestSignalForRequest(tx, workspaceId, payload.request_id);
   if (!signal || (route !== undefined && signal.route !== route)) {
@@ -48,6 +51,7 @@ export async function applyFeedbackIn(
     throw new ServiceError('NOT_FOUND', `No ${call} call with request id ${payload.request_id}`);
   }
   const change = direction(payload.feedback) - direction(signal.feedback);
+  const moved: string[] = [];
   let applied = 0;
   for (const result of signal.results) {
     if (change !== 0) {
@@ -58,11 +62,26 @@ export async function applyFeedbackIn(
         change / result.rank,
         FEEDBACK_LIMIT,
       );
-      if (exists) applied += 1;
+      if (exists) {
+        applied += 1;
+        moved.push(result.memoryId);
+      }
     } else {
       applied += 1;
     }
   }
-  await setSignalFeedback(tx, signal.id, payload.feedback);
+  const event: DomainEvent = {
+    kind: 'feedback',
+    workspaceId,
+    memoryId: null,
+    rule: signal.route === 'context' ? 'context' : 'search',
+    details: {
+      request_id: payload.request_id,
+      feedback: payload.feedback,
+      memory_ids: moved,
+      ...details,
+    },
+  };
+  await setSignalFeedback(tx, signal.id, payload.feedback, [event]);
   return { request_id: payload.request_id, feedback: payload.feedback, applied };
 }

@@ -1,6 +1,6 @@
 import { capabilityRecovered, capabilityUnavailable } from '../degraded.js';
 import type { SearchPayload, SearchResultItem } from '@mnemo/contract';
-import type { Database } from '../../db/client.js';
+import type { Reader, Writer } from '../../db/client.js';
 import type { RecallFilter, RecalledChunk } from '../../db/queries/recall.js';
 import {
   searchRecall,
@@ -40,7 +40,10 @@ import {
 export const DEFAULT_PAGE_SIZE = 10;
 
 export interface SearchDeps {
-  db: Database;
+  /** Recall and everything else a search reads. */
+  reader: Reader;
+  /** Its learning signals and saved history. */
+  writer: Writer;
   embeddings: EmbeddingProvider;
   /** Undefined: no rerank step. */
   reranker: Reranker | undefined;
@@ -163,14 +166,14 @@ async function recall(
   filter: RecallFilter,
   request: SearchRecallRequest,
 ): Promise<SearchRecall> {
-  if (!request.episodes) return searchRecall(deps.db, filter, request);
+  if (!request.episodes) return searchRecall(deps.reader, filter, request);
   try {
-    const found = await searchRecall(deps.db, filter, request);
+    const found = await searchRecall(deps.reader, filter, request);
     capabilityRecovered(deps.logger, EPISODE_CONTEXT);
     return found;
   } catch (error) {
     const { episodes: _episodes, ...direct } = request;
-    const found = await searchRecall(deps.db, filter, direct);
+    const found = await searchRecall(deps.reader, filter, direct);
     capabilityUnavailable(deps.logger, EPISODE_CONTEXT, error);
     return found;
   }
@@ -366,11 +369,11 @@ function recordSignals(
         score: result.score,
       })),
     },
-    (signals) => insertLearningSignals(deps.db, signals),
+    (signals) => insertLearningSignals(deps.writer, signals),
   );
   if (request.saveHistory) {
     deps.background.run('search history', () =>
-      insertSavedSearch(deps.db, {
+      insertSavedSearch(deps.writer, {
         workspaceId: request.workspaceId,
         requestId: request.requestId,
         ownerId: filter.ownerId,
