@@ -14,7 +14,6 @@ import {
   pinsOf,
   type PinOwner,
 } from '../db/queries/pins.js';
-import type { Queryable } from '../db/queries/statement.js';
 import { ServiceError } from '../errors.js';
 
 /** An owner id without a type is a user's, as in writes and searches. */
