@@ -4,7 +4,7 @@ import { apiKeyAuth } from './http/auth.js';
 import { bodyLimit, jsonBody } from './http/body.js';
 import { completion } from './http/completion.js';
 import { errorHandler, notFound } from './http/error-handler.js';
-import { requestDeadline } from './http/deadline.js';
+import { deadlineFence, requestDeadline } from './http/deadline.js';
 import { methodGuard } from './http/method-guard.js';
 import { mountContract } from './http/mount.js';
 import { isLoopbackHost, originPolicy } from './http/origin.js';
@@ -130,6 +130,8 @@ export function createApp(
       sessions: deps.dashboard.sessions,
     }),
     ...limits,
+    // Last: a request the deadline answered while it waited above does not run its handler.
+    deadlineFence(),
   ];
   mountMemoryRoutes(api, table, operations, tenant);
   mountIngestRoutes(api, table, operations, tenant);
@@ -170,8 +172,9 @@ export function createApp(
           describe: `${config.dashboard.rateLimitPerMinute} dashboard requests per minute per client address`,
           logger: deps.logger,
         }),
+        deadlineFence(),
       ]
-    : [];
+    : [deadlineFence()];
   mountDashboardRoutes(api, table, deps.dashboard, dashboardLimits);
   // One guard for every admin-token route, so a signed token's nonce is remembered across them.
   const adminGuard = adminAuth({

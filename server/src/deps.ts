@@ -3,7 +3,7 @@ import type { DatabaseHandle } from './db/client.js';
 import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
 import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
-import { createLimitBackend, type LimitBackend } from './limits/backend.js';
+import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limits/backend.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
 import { ApiKeyService } from './services/api-keys.js';
@@ -113,6 +113,7 @@ export async function createDeps(
   const background = new BackgroundTasks(logger);
   const limits = await createLimitBackend({
     redisUrl: config.rateLimits.redisUrl,
+    commandTimeoutMs: commandTimeoutFor(config.requestDeadlineMs),
     onConnectError: (err) =>
       logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
   });

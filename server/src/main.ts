@@ -5,7 +5,6 @@ import { createApp, mcpSessionStore } from './app.js';
 import { attachClientErrorHandler } from './http/client-error.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
-import { isDatabaseUnavailable } from './db/faults.js';
 import { createDeps } from './deps.js';
 import { scheduleHygiene } from './jobs/scheduler.js';
 import { scheduleRetention } from './jobs/retention.js';
@@ -13,6 +12,7 @@ import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
 import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
 import { startReembed } from './jobs/reembed.js';
 import { createLogger, prettyLogStream } from './logger.js';
+import { survivingRejections } from './unhandled-rejections.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 import { localSignInLink } from './services/dashboard.js';
 import { limitsSummary } from './services/plans.js';
@@ -47,13 +47,9 @@ async function main(): Promise<void> {
     config.logLevel,
     logFormat === 'pretty' ? await prettyLogStream() : undefined,
   );
-  // A connection lost under a fault can reject a promise inside the driver that nothing awaits
-  // (seen in the fault test: postgres.js's CONNECTION_CLOSED from a socket's close). That must not
-  // end the process; anything else unhandled still does, as by default.
-  process.on('unhandledRejection', (reason) => {
-    if (!isDatabaseUnavailable(reason)) throw reason;
-    logger.warn({ err: reason }, 'unhandled database fault ignored; the pool reconnects');
-  });
+  // A rejection nothing awaits (a driver's under a fault, a late middleware's) is logged and
+  // counted; it never ends a process that serves requests in flight.
+  process.on('unhandledRejection', survivingRejections(logger).listener);
   const database = await openDatabase(
     config.databaseUrl
       ? { databaseUrl: config.databaseUrl, timeouts: config.databaseTimeouts }

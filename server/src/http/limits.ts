@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ServiceError } from '../errors.js';
-import type { Counter, LimitBackend } from '../limits/backend.js';
+import { warnStoreFailure, type Counter, type LimitBackend } from '../limits/backend.js';
 import type { Logger } from '../logger.js';
 import type { RequestAuth } from './auth.js';
 import { sendError } from './errors.js';
@@ -71,6 +71,7 @@ function setRateLimitHeaders(res: Response, first: PolicyState, second?: PolicyS
 }
 
 function limited(req: Request, res: Response, message: string, retryAfterSeconds: number): void {
+  if (res.headersSent) return;
   sendError(
     req,
     res,
@@ -139,6 +140,8 @@ export function tenantLimits({
         count(workspaceWindow, auth.workspaceId),
         keyWindow && auth.apiKeyId ? count(keyWindow, auth.apiKeyId) : undefined,
       ]);
+      // The deadline answered while the store was slow: nothing more goes on this response.
+      if (res.headersSent) return;
       if (key) setRateLimitHeaders(res, key, workspace);
       else setRateLimitHeaders(res, workspace);
       if (key?.rejected) {
@@ -165,6 +168,10 @@ export function tenantLimits({
         inFlight.limit,
         inFlight.ttlMs,
       );
+      if (res.headersSent) {
+        await lease.release();
+        return;
+      }
       if (!lease.granted) {
         return limited(
           req,
@@ -175,12 +182,13 @@ export function tenantLimits({
       }
       res.once('close', () => {
         lease.release().catch((err: unknown) => {
-          logger?.warn({ err, request_id: req.requestId }, 'in-flight lease release failed');
+          warnStoreFailure(logger, err, 'in-flight lease release failed');
         });
       });
     } catch (err) {
-      logger?.warn({ err, request_id: req.requestId }, 'limit store failed; request allowed');
+      warnStoreFailure(logger, err, 'limit store failed; requests allowed');
     }
+    if (res.headersSent) return;
     next();
   };
 }
@@ -211,12 +219,11 @@ export function clientRateLimit({
     try {
       state = await count(window, key(req));
     } catch (err) {
-      logger?.warn(
-        { err, limit: name, request_id: req.requestId },
-        'rate limit store failed; request allowed',
-      );
-      return next();
+      warnStoreFailure(logger, err, 'rate limit store failed; requests allowed');
+      return res.headersSent ? undefined : next();
     }
+    // The deadline answered while the store was slow: nothing more goes on this response.
+    if (res.headersSent) return;
     setRateLimitHeaders(res, state);
     if (!state.rejected) return next();
     limited(req, res, `Rate limit exceeded: ${describe}`, state.resetSeconds);

@@ -1,7 +1,7 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Counter, LimitBackend } from './backend.js';
+import { warnStoreFailure, type Counter, type LimitBackend } from './backend.js';
 
 const MINUTE_SECONDS = 60;
 
@@ -54,7 +54,7 @@ export class AiCostLimiter {
           { 'Retry-After': String(retry) },
         );
       }
-      logger?.warn({ err: outcome, request_id: requestId }, 'cost burst store failed; allowed');
+      warnStoreFailure(logger, outcome, 'cost burst store failed; requests allowed');
     }
     try {
       await budget?.spend(cost);
@@ -131,7 +131,7 @@ export class GlobalAiBudget {
       this.cached = { spent: res.consumedPoints, at: this.cached.at };
     } catch (error) {
       if (error instanceof ServiceError) throw error;
-      logger?.warn({ err: error }, 'AI budget store failed');
+      warnStoreFailure(logger, error, 'AI budget store failed');
       if (failClosed) {
         throw new ServiceError(
           'COST_BUDGET_EXCEEDED',

@@ -6,6 +6,31 @@ import {
   type RateLimiterAbstract,
   type RateLimiterStoreAbstract,
 } from 'rate-limiter-flexible';
+import type { Logger } from '../logger.js';
+
+/** A limit store failure is logged at most this often per message, with how many it stands for. */
+const STORE_WARNING_INTERVAL_MS = 10_000;
+const storeWarnings = new Map<string, { at: number; suppressed: number }>();
+
+/**
+ * Logs a limit store failure, throttled: a stalled or down Redis fails every request's check, and
+ * one line per request would flood the log (and cost the event loop) during the outage.
+ */
+export function warnStoreFailure(
+  logger: Pick<Logger, 'warn'> | undefined,
+  err: unknown,
+  message: string,
+): void {
+  if (!logger) return;
+  const now = Date.now();
+  const last = storeWarnings.get(message);
+  if (last && now - last.at < STORE_WARNING_INTERVAL_MS) {
+    last.suppressed += 1;
+    return;
+  }
+  storeWarnings.set(message, { at: now, suppressed: 0 });
+  logger.warn({ err, failures_since_last_warning: last?.suppressed ?? 0 }, message);
+}
 
 /** A fixed-window counter: rate-limiter-flexible's limiter, in memory or on Redis. */
 export type Counter = RateLimiterAbstract | RateLimiterStoreAbstract;
@@ -57,6 +82,25 @@ export interface LimitBackendOptions {
   now?: () => number;
   /** Told when the first connection to Redis fails. */
   onConnectError?: (error: unknown) => void;
+  /**
+   * How long one Redis command may take before it fails (and the limit check with it, which then
+   * fails open or closed as its caller decides). Keep it well under the request deadline: see
+   * {@link commandTimeoutFor}.
+   */
+  commandTimeoutMs?: number;
+}
+
+/** The command timeout when nothing bounds it more tightly. */
+const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
+
+/**
+ * A Redis command timeout for a request deadline: a quarter of it, at most a second, so a stalled
+ * Redis costs a request a bounded slice of its time instead of all of it (a request meets up to
+ * three limit checks in a row).
+ */
+export function commandTimeoutFor(requestDeadlineMs: number): number {
+  if (requestDeadlineMs <= 0) return DEFAULT_COMMAND_TIMEOUT_MS;
+  return Math.max(10, Math.min(DEFAULT_COMMAND_TIMEOUT_MS, Math.floor(requestDeadlineMs / 4)));
 }
 
 /**
@@ -69,6 +113,7 @@ export async function createLimitBackend({
   keyPrefix = 'mnemo',
   now = Date.now,
   onConnectError,
+  commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
 }: LimitBackendOptions = {}): Promise<LimitBackend> {
   if (!redisUrl) return memoryBackend(keyPrefix, now);
   // No offline queue: a Redis outage fails the limit check at once (the caller decides whether
@@ -77,6 +122,8 @@ export async function createLimitBackend({
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
+    // A stalled (not closed) Redis answers nothing: without this, every check waits for it.
+    commandTimeout: commandTimeoutMs,
     lazyConnect: true,
   });
   client.on('error', () => {

@@ -7,6 +7,7 @@ import {
   type MemoryInsertResponse,
 } from '@mnemo/contract';
 import { ServiceError } from '../errors.js';
+import { deadlineExpired } from './deadline-fence.js';
 import { writeMemory, type MemoryWriteDeps, type WriteRequest } from './memory-write.js';
 
 /** An ingest request: a write request without its payload (each item brings its own). */
@@ -118,7 +119,12 @@ export async function writeItems<D extends object>(
   };
   let audited = false;
   for (const [index, item] of items.entries()) {
-    if (!counts.complete) {
+    // Between items other requests (and the request's deadline) get their turn: on the embedded
+    // database a write never waits on I/O, so the loop would otherwise hold the event loop.
+    if (index > 0) await new Promise((resolve) => setImmediate(resolve));
+    // Past the request's deadline the rest is left for a retry (its answer says what was stored).
+    if (!counts.complete || (index > 0 && deadlineExpired())) {
+      counts.complete = false;
       results.push({ ...item.details, status: 'skipped' });
       counts.skipped += 1;
       continue;

@@ -60,7 +60,7 @@ export function testConfig(env: Record<string, string> = {}): AppConfig {
 /** The real app over a fresh database of the current backend (PGlite or PostgreSQL). */
 export async function createTestApp(
   env: Record<string, string> = {},
-  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota'>> = {},
+  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'limits'>> = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MemoryInsertResponse } from '@mnemo/contract';
+import { fencedCommit } from '../deadline-fence.js';
 import {
   getIdempotencyRecord,
   type Queryable,
@@ -86,7 +87,8 @@ export async function settle(
   run: () => Promise<MemoryInsertResponse>,
 ): Promise<WriteResult> {
   try {
-    return { response: await run(), audited: true };
+    // Fenced: a write whose request's deadline has answered 503 does not commit.
+    return { response: await fencedCommit(run), audited: true };
   } catch (error) {
     const key = write.idempotencyKey;
     if (!(error instanceof LostIdempotencyRace) || !key) throw error;
