@@ -43,6 +43,12 @@ export const INPUT_BOUNDS = {
   /** A metadata key, in characters. */
   metadataKey: { min: 0, max: 256 },
   /**
+   * A search's metadata filter: entries, and its size as JSON in UTF-8 bytes. Each entry is a
+   * database parameter and a containment check per candidate, so an unbounded filter costs the
+   * database's parameter limit (a 500) or seconds of the event loop.
+   */
+  filterMetadata: { maxKeys: 64, maxBytes: 16_384 },
+  /**
    * A page number of search, context and the memory list. Bounded so that the offset
    * (page - 1) x page_size stays a small integer: at most 9 999 x 100 rows.
    */
