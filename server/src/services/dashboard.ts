@@ -9,6 +9,7 @@ import type {
 import type { Database } from '../db/client.js';
 import {
   createOwnedWorkspace,
+  firstOrNewOwnedWorkspace,
   ensureMembership,
   findMembership,
   getApiKeyById,
@@ -68,11 +69,12 @@ export async function bootstrap(
   const { userId } = await deps.identity.verify(input.accessToken);
   const [existing] = await listMemberWorkspaces(deps.db, userId);
   if (existing) return { workspace: { id: existing.id, name: existing.name }, created: false };
-  const made = await createOwnedWorkspace(deps.db, {
+  // Checked again under a per-user lock: concurrent first sign-ins make one workspace.
+  const { workspace, created } = await firstOrNewOwnedWorkspace(deps.db, {
     name: input.workspaceName ?? FIRST_WORKSPACE_NAME,
     userId,
   });
-  return { workspace: { id: made.id, name: made.name }, created: true };
+  return { workspace: { id: workspace.id, name: workspace.name }, created };
 }
 
 /** Verifies the token and the membership, then stores a session for that workspace. */

@@ -28,6 +28,29 @@ const JWKS_ALGORITHMS = [
   'EdDSA',
 ];
 
+/** Longest `sub` (and `email`) kept, in characters: an identity provider's ids are far shorter. */
+const MAX_IDENTIFIER_CHARS = 256;
+/** C0 and C1 control characters and DEL: never part of an identifier (NUL cannot even be stored). */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+/** A UTF-16 surrogate without its other half: not well-formed Unicode. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Whether a claim can serve as an identifier: a non-empty, bounded string of well-formed Unicode
+ * without control characters. A lone surrogate is refused rather than stored: the database keeps
+ * text as UTF-8, where every lone surrogate becomes the same replacement character, so two
+ * different subjects would name one user.
+ */
+export function isIdentifier(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length > 0 &&
+    value.length <= MAX_IDENTIFIER_CHARS &&
+    !LONE_SURROGATE.test(value) &&
+    !CONTROL_CHARACTER.test(value)
+  );
+}
+
 export interface VerifiedIdentity {
   /** The token's `sub`. */
   userId: string;
@@ -79,8 +102,11 @@ export class DashboardIdentity {
       const { payload } = this.jwks
         ? await jwtVerify(token, this.jwks, { ...options, algorithms: JWKS_ALGORITHMS })
         : await jwtVerify(token, await this.hmacKey(), { ...options, algorithms: ['HS256'] });
-      if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) {
+      if (!isIdentifier(payload.sub)) {
         throw new ServiceError('UNAUTHORIZED', 'The access token has no usable subject');
+      }
+      if (payload.email !== undefined && !isIdentifier(payload.email)) {
+        throw new ServiceError('UNAUTHORIZED', 'The access token has an unusable email claim');
       }
       return { userId: payload.sub };
     } catch (error) {

@@ -56,6 +56,30 @@ export async function createOwnedWorkspace(
   });
 }
 
+/**
+ * The user's first workspace, or a new one they own if they have none, one at a time per user:
+ * concurrent first sign-ins of one user make one workspace. The transaction takes an advisory
+ * lock on the user id, then looks again, so the second sees the first's workspace.
+ */
+export async function firstOrNewOwnedWorkspace(
+  db: Database,
+  input: { name: string; userId: string },
+): Promise<{ workspace: MemberWorkspace; created: boolean }> {
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(hashtextextended(${'workspace-bootstrap:' + input.userId}, 0))`,
+    );
+    const [existing] = await listMemberWorkspaces(tx as unknown as Database, input.userId);
+    if (existing) return { workspace: existing, created: false };
+    const [workspace] = await tx.insert(workspaces).values({ name: input.name }).returning();
+    if (!workspace) throw lostAnswer('insert into workspaces');
+    await tx
+      .insert(workspaceMembers)
+      .values({ workspaceId: workspace.id, userId: input.userId, role: 'owner' });
+    return { workspace: { ...workspace, role: 'owner' as const }, created: true };
+  });
+}
+
 /** Makes the user a member (idempotent: an existing membership keeps its role). */
 export async function ensureMembership(
   db: Writer,
