@@ -5,6 +5,8 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ServiceError } from '../errors.js';
 import type { LimitBackend } from '../limits/backend.js';
 import type { Logger } from '../logger.js';
+import { sendError } from './errors.js';
+import { clientAddressKey } from './rate-limit.js';
 
 /** Constant time, whatever the lengths: both sides are hashed to 32 bytes first. */
 function sameSecret(given: string, expected: string): boolean {
@@ -87,7 +89,15 @@ export interface AdminAuthOptions {
   limits: LimitBackend;
   logger: Logger;
   now?: () => number;
+  /**
+   * Failed attempts allowed per client address per window; past them every admin request from
+   * the address is refused (429) until the window ends, with a valid credential or not.
+   */
+  failures?: { limit: number; windowSeconds: number };
 }
+
+/** Enough for an operator's typos and scripts; a guesser gets 20 tries in 5 minutes. */
+const DEFAULT_FAILURES = { limit: 20, windowSeconds: 300 };
 
 /**
  * Admin auth (A): `x-admin-token` is either the configured token itself or a signed form
@@ -105,8 +115,17 @@ export function adminAuth({
   limits,
   logger,
   now = Date.now,
+  failures = DEFAULT_FAILURES,
 }: AdminAuthOptions): RequestHandler {
   const ranges = parseAllowlist(ipAllowlist);
+  // Every attempt is counted as a failure before its credential is checked, and a success gives
+  // its point back afterwards without being waited for: right and wrong credentials then cost
+  // the same store round trip before the answer, and concurrent guesses are counted atomically.
+  const attempts = limits.counter({
+    name: 'admin-failures',
+    points: failures.limit,
+    durationSeconds: failures.windowSeconds,
+  });
   // One point per nonce: a second use within the window is refused. Twice the skew covers a
   // token signed at the far edge of the window on either side.
   const nonces = limits.counter({
@@ -156,7 +175,41 @@ export function adminAuth({
     return 'signed';
   }
 
-  return async function adminAuthMiddleware(req, _res, next) {
+  /** Counts the attempt; false when the address is over its failures (answered 429 here). */
+  async function admit(req: Request, res: Parameters<RequestHandler>[1], key: string) {
+    try {
+      await attempts.consume(key);
+      return true;
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) {
+        // The store is down: the guess limit fails open (signed tokens' nonces still fail closed).
+        logger.warn({ err: outcome }, 'admin failure counter unavailable; attempt allowed');
+        return true;
+      }
+      if (outcome.consumedPoints === failures.limit + 1) {
+        logger.warn(
+          { request_id: req.requestId, ip: req.ip, path: req.path, failures: failures.limit },
+          'admin auth: too many failed attempts from this address; refused until the window ends',
+        );
+      }
+      const retryAfter = String(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
+      sendError(
+        req,
+        res,
+        new ServiceError(
+          'RATE_LIMITED',
+          `Too many failed admin attempts from this address; retry in ${retryAfter} s`,
+          undefined,
+          { 'Retry-After': retryAfter },
+        ),
+      );
+      return false;
+    }
+  }
+
+  return async function adminAuthMiddleware(req, res, next) {
+    const address = clientAddressKey(req);
+    if (!(await admit(req, res, address))) return;
     try {
       if (!token) {
         throw new ServiceError(
@@ -177,8 +230,19 @@ export function adminAuth({
           'admin break-glass: request from outside MNEMO_ADMIN_IP_ALLOWLIST accepted',
         );
       }
+      attempts.reward(address).catch(() => undefined);
       next();
     } catch (error) {
+      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') {
+        // Never the credential: who, from where, what.
+        logger.warn(
+          { request_id: req.requestId, ip: req.ip, method: req.method, path: req.path },
+          'admin auth failed',
+        );
+      } else {
+        // Not a wrong credential (a refused address, the nonce store down): not a guess.
+        attempts.reward(address).catch(() => undefined);
+      }
       next(error);
     }
   };
