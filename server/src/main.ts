@@ -24,6 +24,9 @@ const SHUTDOWN_GRACE_MS = 5_000;
 function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
+    // Before it listens: its connection checks start then. Requests Node's parser refuses are
+    // answered with the error envelope, not an empty 400.
+    attachClientErrorHandler(server);
     server.once('error', reject);
     server.once('listening', () => {
       server.off('error', reject);
@@ -72,8 +75,6 @@ async function main(): Promise<void> {
     await database.close().catch(() => undefined);
     throw listenFailure(error, config.host, config.port);
   });
-  // Requests Node's parser refuses are answered with the error envelope, not an empty 400.
-  attachClientErrorHandler(server);
   const boot = await ensureBootstrapWorkspace(database.db, deps.apiKeys, config);
   const hygiene = scheduleHygiene(database.db, logger, {
     intervalMs: config.hygiene.intervalMs,
