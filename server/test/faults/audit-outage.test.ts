@@ -24,12 +24,9 @@ describe.runIf(runs)('audit records through a short database outage [postgres]',
 
   beforeAll(async () => {
     database = await createEmptyPostgresDatabase();
-    const target = new URL(database.databaseUrl);
-    proxy = await FaultProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(database.databaseUrl);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    handle = await openDatabase({ databaseUrl: viaProxy.toString() });
+    const proxied = await FaultProxy.before(database.databaseUrl);
+    proxy = proxied.proxy;
+    handle = await openDatabase({ databaseUrl: proxied.url });
     direct = postgres(database.databaseUrl, { max: 1, onnotice: () => {} });
   }, 60_000);
   afterAll(async () => {

@@ -40,13 +40,10 @@ suite('database faults answer 503 and recover [postgres]', () => {
 
   beforeAll(async () => {
     database = await createEmptyPostgresDatabase();
-    const target = new URL(database.databaseUrl);
-    proxy = await FaultProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(database.databaseUrl);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const proxied = await FaultProxy.before(database.databaseUrl);
+    proxy = proxied.proxy;
     server = await startServer({
-      DATABASE_URL: viaProxy.toString(),
+      DATABASE_URL: proxied.url,
       MNEMO_BOOTSTRAP_API_KEY: API_KEY,
       ...UNTHROTTLED,
       ...SETTINGS,

@@ -23,6 +23,19 @@ export class FaultProxy {
     readonly port: number,
   ) {}
 
+  /** A proxy in front of the database at `databaseUrl`, and the URL that reaches it through it. */
+  static async before(databaseUrl: string): Promise<{ proxy: FaultProxy; url: string }> {
+    const target = new URL(databaseUrl);
+    const proxy = await FaultProxy.start({
+      host: target.hostname,
+      port: Number(target.port || 5432),
+    });
+    const viaProxy = new URL(databaseUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    return { proxy, url: viaProxy.toString() };
+  }
+
   static async start(target: { host: string; port: number }): Promise<FaultProxy> {
     const accept: { to?: FaultProxy } = {};
     const server = createServer((client) => accept.to?.accept(client, target));
