@@ -132,6 +132,8 @@ const EnvSchema = z.object({
   MNEMO_DASHBOARD_SESSION_TTL_HOURS: z.coerce.number().min(0.01).max(720).default(12),
   MNEMO_DASHBOARD_LINK_TTL_MINUTES: z.coerce.number().min(1).max(1440).default(60),
   MNEMO_DASHBOARD_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  MNEMO_DASHBOARD_MAX_WORKSPACES_PER_USER: z.coerce.number().int().min(1).default(10),
+  MNEMO_DASHBOARD_MAX_KEYS_PER_WORKSPACE: z.coerce.number().int().min(1).default(25),
   MNEMO_PUBLIC_URL: optionalString.pipe(z.string().url().optional()),
   MNEMO_CONSOLE_DIR: optionalString,
   MNEMO_STAGE: optionalString,
@@ -235,6 +237,10 @@ export interface DashboardConfig {
   linkTtlMs: number;
   /** Dashboard requests per minute per client address (with MNEMO_LIMITS on). */
   rateLimitPerMinute: number;
+  /** Workspaces one user may own (created in the console, the first sign-in's included). */
+  maxWorkspacesPerUser: number;
+  /** Live (unrevoked) keys a workspace may hold when minted in the console. */
+  maxKeysPerWorkspace: number;
   /** Base URL printed in the sign-in link; default `http://<host>:<port>`. */
   publicUrl: string | undefined;
   /** The built console; default `web/dist` of this checkout. */
@@ -550,6 +556,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionTtlMs: Math.round(e.MNEMO_DASHBOARD_SESSION_TTL_HOURS * 3_600_000),
       linkTtlMs: Math.round(e.MNEMO_DASHBOARD_LINK_TTL_MINUTES * 60_000),
       rateLimitPerMinute: e.MNEMO_DASHBOARD_RATE_LIMIT_PER_MINUTE,
+      maxWorkspacesPerUser: e.MNEMO_DASHBOARD_MAX_WORKSPACES_PER_USER,
+      maxKeysPerWorkspace: e.MNEMO_DASHBOARD_MAX_KEYS_PER_WORKSPACE,
       publicUrl: e.MNEMO_PUBLIC_URL?.replace(/\/+$/, ''),
       consoleDir: e.MNEMO_CONSOLE_DIR,
     },

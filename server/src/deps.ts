@@ -68,7 +68,7 @@ export async function createDeps(
   logger: Logger,
   database: DatabaseHandle,
   /** Parts a test or a bench supplies itself; the operations are built over them. */
-  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'plans'>> = {},
+  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'plans' | 'limits'>> = {},
 ): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
   const audit = new AuditRecorder(database.db, logger);
@@ -111,12 +111,14 @@ export async function createDeps(
           timeoutMs: config.extraction.timeoutMs,
         });
   const background = new BackgroundTasks(logger);
-  const limits = await createLimitBackend({
-    redisUrl: config.rateLimits.redisUrl,
-    commandTimeoutMs: commandTimeoutFor(config.requestDeadlineMs),
-    onConnectError: (err) =>
-      logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
-  });
+  const limits =
+    overrides.limits ??
+    (await createLimitBackend({
+      redisUrl: config.rateLimits.redisUrl,
+      commandTimeoutMs: commandTimeoutFor(config.requestDeadlineMs),
+      onConnectError: (err) =>
+        logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
+    }));
   const operations = createOperations(
     {
       reader: database.reader,
@@ -153,6 +155,10 @@ export async function createDeps(
     sessions: new DashboardSessions(database.db, config.dashboard.sessionTtlMs),
     apiKeys,
     usage: { db: database.db, plans, limitsEnabled: config.limits.enabled },
+    counts: {
+      workspacesPerUser: config.dashboard.maxWorkspacesPerUser,
+      keysPerWorkspace: config.dashboard.maxKeysPerWorkspace,
+    },
   };
   return {
     config,

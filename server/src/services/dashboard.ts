@@ -8,6 +8,7 @@ import type {
 } from '@mnemo/contract';
 import type { Database } from '../db/client.js';
 import {
+  countLiveApiKeys,
   createOwnedWorkspace,
   firstOrNewOwnedWorkspace,
   ensureMembership,
@@ -34,6 +35,8 @@ export interface DashboardDeps {
   apiKeys: ApiKeyService;
   /** The usage service's view: the Overview shows the plan `GET /v1/usage/today` shows. */
   usage: UsageDeps;
+  /** What one user may own through the console. */
+  counts: { workspacesPerUser: number; keysPerWorkspace: number };
 }
 
 /** The name of the workspace made on a user's first sign-in when none is given. */
@@ -110,7 +113,18 @@ export async function createWorkspace(
   session: SessionContext,
   name: string,
 ): Promise<{ workspace: DashboardWorkspace }> {
-  const made = await createOwnedWorkspace(deps.db, { name, userId: session.userId });
+  const made = await createOwnedWorkspace(deps.db, {
+    name,
+    userId: session.userId,
+    maxOwned: deps.counts.workspacesPerUser,
+  });
+  if (!made) {
+    throw new ServiceError(
+      'CAP_EXCEEDED',
+      `A user may own at most ${deps.counts.workspacesPerUser} workspaces`,
+      { workspaces: [`at most ${deps.counts.workspacesPerUser} per user`] },
+    );
+  }
   return { workspace: toWorkspace(made) };
 }
 
@@ -130,6 +144,14 @@ export async function createApiKey(
   input: { workspaceId: string; name: string },
 ): Promise<CreatedApiKey> {
   sameWorkspace(session, input.workspaceId);
+  const live = await countLiveApiKeys(deps.db, session.workspaceId);
+  if (live >= deps.counts.keysPerWorkspace) {
+    throw new ServiceError(
+      'CAP_EXCEEDED',
+      `A workspace may hold at most ${deps.counts.keysPerWorkspace} live API keys; revoke one first`,
+      { api_keys: [`at most ${deps.counts.keysPerWorkspace} live keys per workspace`] },
+    );
+  }
   const minted = await deps.apiKeys.mint(session.workspaceId, input.name);
   const row = await getApiKeyById(deps.db, minted.id);
   if (!row) throw lostAnswer('minted API key');

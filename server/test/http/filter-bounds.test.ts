@@ -33,7 +33,7 @@ describeDb('metadata filter bounds', () => {
   });
   afterAll(async () => {
     await mcp?.client.close();
-    await t?.deps.mcpSessions.closeAll();
+    await t?.mcpSessions.closeAll();
     await http?.close();
     await t?.close();
   });

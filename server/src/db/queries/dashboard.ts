@@ -41,12 +41,44 @@ export async function findMembership(
   return row ? { ...row.workspace, role: row.role } : undefined;
 }
 
-/** A workspace and its owner membership, in one transaction. */
+/** Advisory lock of one user's workspace creation: bootstrap and creation take it in turn. */
+const ownerLock = (userId: string) =>
+  sql`select pg_advisory_xact_lock(hashtextextended(${'workspace-bootstrap:' + userId}, 0))`;
+
+/** Unrevoked keys of a workspace. */
+export async function countLiveApiKeys(db: Reader, workspaceId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)));
+  return row?.n ?? 0;
+}
+
+/**
+ * A workspace and its owner membership, in one transaction; with `maxOwned`, undefined when the
+ * user owns that many already (counted under the user's lock, so racing requests cannot pass it).
+ */
+export async function createOwnedWorkspace(
+  db: Writer,
+  input: { name: string; userId: string; maxOwned: number },
+): Promise<MemberWorkspace | undefined>;
 export async function createOwnedWorkspace(
   db: Writer,
   input: { name: string; userId: string },
-): Promise<MemberWorkspace> {
+): Promise<MemberWorkspace>;
+export async function createOwnedWorkspace(
+  db: Writer,
+  input: { name: string; userId: string; maxOwned?: number },
+): Promise<MemberWorkspace | undefined> {
   return db.transaction(async (tx) => {
+    if (input.maxOwned !== undefined) {
+      await tx.execute(ownerLock(input.userId));
+      const [owned] = await tx
+        .select({ n: count() })
+        .from(workspaceMembers)
+        .where(and(eq(workspaceMembers.userId, input.userId), eq(workspaceMembers.role, 'owner')));
+      if ((owned?.n ?? 0) >= input.maxOwned) return undefined;
+    }
     const [workspace] = await tx.insert(workspaces).values({ name: input.name }).returning();
     if (!workspace) throw lostAnswer('insert into workspaces');
     await tx
@@ -62,14 +94,12 @@ export async function createOwnedWorkspace(
  * lock on the user id, then looks again, so the second sees the first's workspace.
  */
 export async function firstOrNewOwnedWorkspace(
-  db: Database,
+  db: Writer,
   input: { name: string; userId: string },
 ): Promise<{ workspace: MemberWorkspace; created: boolean }> {
   return db.transaction(async (tx) => {
-    await tx.execute(
-      sql`select pg_advisory_xact_lock(hashtextextended(${'workspace-bootstrap:' + input.userId}, 0))`,
-    );
-    const [existing] = await listMemberWorkspaces(tx as unknown as Database, input.userId);
+    await tx.execute(ownerLock(input.userId));
+    const [existing] = await listMemberWorkspaces(tx, input.userId);
     if (existing) return { workspace: existing, created: false };
     const [workspace] = await tx.insert(workspaces).values({ name: input.name }).returning();
     if (!workspace) throw lostAnswer('insert into workspaces');
