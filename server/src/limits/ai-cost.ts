@@ -54,7 +54,9 @@ export class AiCostLimiter {
           { 'Retry-After': String(retry) },
         );
       }
-      warnStoreFailure(logger, outcome, 'cost burst store failed; requests allowed');
+      warnStoreFailure(logger, outcome, 'cost burst store failed; requests allowed', {
+        request_id: requestId,
+      });
     }
     try {
       await budget?.spend(cost);

@@ -20,6 +20,8 @@ export function warnStoreFailure(
   logger: Pick<Logger, 'warn'> | undefined,
   err: unknown,
   message: string,
+  /** Context of the failure that is logged (one of those the line stands for). */
+  fields: Record<string, unknown> = {},
 ): void {
   if (!logger) return;
   const now = Date.now();
@@ -29,7 +31,7 @@ export function warnStoreFailure(
     return;
   }
   storeWarnings.set(message, { at: now, suppressed: 0 });
-  logger.warn({ err, failures_since_last_warning: last?.suppressed ?? 0 }, message);
+  logger.warn({ ...fields, err, failures_since_last_warning: last?.suppressed ?? 0 }, message);
 }
 
 /** A fixed-window counter: rate-limiter-flexible's limiter, in memory or on Redis. */
