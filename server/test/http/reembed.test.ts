@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
+import { createDeps, type AppDeps } from '../../src/deps.js';
 import { memoryChunks } from '../../src/db/schema/index.js';
 import { reembedChunks } from '../../src/jobs/reembed.js';
 import { createEmbeddingProvider } from '../../src/providers/embeddings/index.js';
@@ -16,6 +17,8 @@ import { describeDb } from '../support/db.js';
  */
 describeDb('re-embedding after the local embedder changed', () => {
   let t: TestApp;
+  // A second server over the same database whose operations embed with v3, as after a restart.
+  let restarted: AppDeps;
   const v3 = createEmbeddingProvider(testConfig().embeddings);
   const ids: string[] = [];
 
@@ -29,11 +32,18 @@ describeDb('re-embedding after the local embedder changed', () => {
       expect(res.status).toBe(200);
       ids.push(res.body.memory_id);
     }
+    restarted = await createDeps(t.deps.config, t.deps.logger, t.database, { embeddings: v3 });
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    await restarted?.background.drain();
+    await restarted?.statistics.drain();
+    await restarted?.audit.drain();
+    await restarted?.limits.close();
+    await t?.close();
+  });
 
   const search = (query: string, search_mode: string) =>
-    request(createApp({ ...t.deps, embeddings: v3 }))
+    request(createApp(restarted))
       .post('/v1/search')
       .set('x-api-key', t.tenant.apiKey)
       .send({ user_id: 'jane', query, search_mode });
