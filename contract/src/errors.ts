@@ -13,7 +13,7 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   UPGRADE_REQUIRED: 426,
   RATE_LIMITED: 429,
-  // The spec names these four without a status; ours are documented in the README.
+  // The spec names these four without a status; ours are documented in docs/api-guide.md.
   CAP_EXCEEDED: 429,
   COST_BUDGET_EXCEEDED: 429,
   TRIAL_EXPIRED: 402,

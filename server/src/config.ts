@@ -27,7 +27,7 @@ function parseTrustProxy(value: string | undefined): boolean | number | string {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
-/** Every environment variable the server reads, with its default. The README lists the same. */
+/** Every environment variable the server reads, with its default. docs/configuration.md lists the same. */
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().default('127.0.0.1'),

@@ -10,8 +10,6 @@ import type { MemoryWriteDeps } from '../services/memory-write.js';
 import type { QuotaGate } from '../services/quota.js';
 import type { SearchDeps } from '../services/retrieval/search.js';
 
-export type { Reader, Writer };
-
 export interface Clock {
   now(): number;
 }

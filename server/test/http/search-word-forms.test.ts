@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 
-/** Other forms of a word find the memory in every search mode (README's CLI example). */
+/** Other forms of a word find the memory in every search mode. */
 describeDb('search: word forms', () => {
   let t: TestApp;
   const ids: Record<string, string> = {};
