@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
 import { localEmbedder } from './lib/embedder.js';
-import { ApiKeyService } from '../server/src/services/api-keys.js';
+import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { bulkLoader } from './lib/bulk-load.js';
 import { createBenchDatabase } from './lib/database.js';

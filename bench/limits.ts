@@ -36,10 +36,10 @@ import type postgres from 'postgres';
 import { PLANS, PLAN_CODES, planCaps, type PlanCode } from '../contract/src/schemas/usage.js';
 import { executeRows, openDatabase, type Database } from '../server/src/db/client.js';
 import { createLimitBackend, type LimitBackend } from '../server/src/limits/backend.js';
-import { ApiKeyService } from '../server/src/services/api-keys.js';
+import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { PlanService } from '../server/src/services/plans.js';
-import { createMeteredQuota } from '../server/src/services/usage.js';
+import { createMeteredQuota } from '../server/src/services/usage/index.js';
 import { loadConfig } from '../server/src/config.js';
 import { estimateTokens } from '../server/src/services/ai-cost.js';
 import { localEmbedder } from './lib/embedder.js';
@@ -633,9 +633,9 @@ function report(phases: Phase[], pieces: Piece[]): string {
   out.push('## Where the metering time goes\n');
   out.push(
     `Measured in the bench process against the same database (sequential, ${PROFILE_ROUNDS} rounds each after 50 warm-up), with ` +
-      "the server's own code: `createMeteredQuota` (`services/usage.ts`), `PlanService` (`services/plans.ts`), `createLimitBackend` " +
+      "the server's own code: `createMeteredQuota` (`services/usage/index.ts`), `PlanService` (`services/plans.ts`), `createLimitBackend` " +
       '(`limits/backend.ts`). An exact reservation and a settlement are each one statement, on connections that commit ' +
-      'without waiting for the WAL flush (`synchronous_commit` off). The server meters in blocks by default (`services/usage-blocks.ts`, docs/limits.md): one such reservation ' +
+      'without waiting for the WAL flush (`synchronous_commit` off). The server meters in blocks by default (`services/usage/blocks.ts`, docs/limits.md): one such reservation ' +
       'serves a run of similar requests from memory, so most requests make no metering round trip; near a cap it reserves exactly.\n',
   );
   out.push(

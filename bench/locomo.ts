@@ -31,7 +31,7 @@ import { openDatabase } from '../server/src/db/client.js';
 import { createWorkspace } from '../server/src/db/queries/workspaces.js';
 import { memories } from '../server/src/db/schema/index.js';
 import { createDeps } from '../server/src/deps.js';
-import { messageLine } from '../server/src/services/conversation.js';
+import { messageLine } from '../server/src/services/ingest/conversation.js';
 import { createLogger } from '../server/src/logger.js';
 import { Bm25Index } from './locomo-bm25.js';
 import {

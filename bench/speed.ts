@@ -21,7 +21,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { executeRows, openDatabase } from '../server/src/db/client.js';
-import { ApiKeyService } from '../server/src/services/api-keys.js';
+import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { localEmbedder } from './lib/embedder.js';
 import { bulkLoader } from './lib/bulk-load.js';

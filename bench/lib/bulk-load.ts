@@ -10,7 +10,7 @@
  * of the same owner are skipped, as the API would answer them `deduped`), and extraction into
  * child memories (the HTTP sample measures that).
  */
-import { assessedColumns } from '../../server/src/services/memory-write.js';
+import { assessedColumns } from '../../server/src/services/memory-write/index.js';
 import type { Database } from '../../server/src/db/client.js';
 import {
   memories,

@@ -6,10 +6,10 @@ import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
 import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limits/backend.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
-import { ApiKeyService } from './services/api-keys.js';
+import { ApiKeyService } from './services/api-keys/index.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
-import { AuditRecorder } from './services/audit.js';
+import { AuditRecorder } from './services/audit/index.js';
 import type { Extractor } from './providers/extraction/index.js';
 import type { QuotaGate } from './services/quota.js';
 import type { EmbeddingProvider } from './providers/embeddings/index.js';
@@ -22,10 +22,10 @@ import {
   createBillingService,
   type BillingService,
 } from './services/billing.js';
-import type { DashboardDeps } from './services/dashboard.js';
-import { DashboardIdentity } from './services/identity.js';
-import { DashboardSessions } from './services/sessions.js';
-import { createMeteredQuota } from './services/usage.js';
+import type { DashboardDeps } from './services/dashboard/index.js';
+import { DashboardIdentity } from './services/dashboard/identity.js';
+import { DashboardSessions } from './services/dashboard/sessions.js';
+import { createMeteredQuota } from './services/usage/index.js';
 import { createExtractor } from './providers/extraction/index.js';
 
 /**

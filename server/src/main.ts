@@ -14,7 +14,7 @@ import { startReembed } from './jobs/reembed.js';
 import { createLogger, prettyLogStream } from './logger.js';
 import { survivingRejections } from './unhandled-rejections.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
-import { localSignInLink } from './services/dashboard.js';
+import { localSignInLink } from './services/dashboard/index.js';
 import { limitsSummary } from './services/plans.js';
 import { databaseFailure, describeStartupFailure, listenFailure } from './startup-errors.js';
 

@@ -11,7 +11,7 @@ import {
   findWorkspaceByName,
   getWorkspaceById,
 } from '../db/queries/workspaces.js';
-import { ApiKeyService } from '../services/api-keys.js';
+import { ApiKeyService } from '../services/api-keys/index.js';
 import { isUuid } from '../ids.js';
 
 async function run(): Promise<void> {

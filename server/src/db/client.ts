@@ -238,7 +238,7 @@ async function openPostgres(
     connection: { ...SESSION_SETTINGS, ...faultSettings, plan_cache_mode: 'force_generic_plan' },
   });
   // A few connections suffice: a metering statement is short, and most requests meter from
-  // memory (services/usage-blocks.ts).
+  // memory (services/usage/blocks.ts).
   const meteringClient = postgres(databaseUrl, {
     ...poolSettings,
     max: METERING_POOL_SIZE,

@@ -3,23 +3,12 @@ import { CSRF_HEADER, DASHBOARD_SESSION_COOKIE, routeAuth, routeMetadata } from 
 import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler } from 'express';
 import type { Database } from '../db/client.js';
-import { workspaceExists } from '../services/key-admin.js';
-import type { ApiKeyService } from '../services/api-keys.js';
-import { DashboardSessions, type SessionContext } from '../services/sessions.js';
+import { workspaceExists } from '../services/api-keys/admin.js';
+import type { ApiKeyService } from '../services/api-keys/index.js';
+import { DashboardSessions, type SessionContext } from '../services/dashboard/sessions.js';
 import { ServiceError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { readCookie } from './cookies.js';
-
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Request {
-      auth?: RequestAuth;
-      /** Set by ts-rest on contract routes. */
-      tsRestRoute?: AppRoute;
-    }
-  }
-}
 
 /** Who a request acts for: a workspace, through one of its API keys or an internal subrequest (no key). */
 export interface RequestAuth {

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
-import type { AuditRecorder } from '../services/audit.js';
+import type { AuditRecorder } from '../services/audit/index.js';
 import { requestAuditFields } from './request-inputs.js';
 
 /** Fields a handler adds to its request's completion line; never parameters or user content. */

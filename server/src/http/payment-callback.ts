@@ -2,16 +2,6 @@ import express, { type Request, type RequestHandler } from 'express';
 import { ServiceError } from '../errors.js';
 import type { IncomingCallback } from '../providers/payments/types.js';
 
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Request {
-      /** The exact bytes of a form body, kept for the callback's HMAC signature. */
-      rawBody?: Buffer;
-    }
-  }
-}
-
 export interface PaymentCallbackAuthOptions {
   /** Whether the callback's signature is valid; throws a ServiceError when billing is off. */
   verify: (callback: IncomingCallback) => boolean;

@@ -1,6 +1,6 @@
 import type { Database } from '../db/client.js';
 import type { Logger } from '../logger.js';
-import { reconcileUsage } from '../services/usage.js';
+import { reconcileUsage } from '../services/usage/index.js';
 import { everyInterval, type ScheduledJob } from './interval.js';
 
 /**

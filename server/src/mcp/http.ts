@@ -18,7 +18,7 @@ import type { RouteTable } from '../http/route-table.js';
 import type { LimitBackend } from '../limits/backend.js';
 import type { Logger } from '../logger.js';
 import type { Operations } from '../operations/index.js';
-import type { ApiKeyService } from '../services/api-keys.js';
+import type { ApiKeyService } from '../services/api-keys/index.js';
 import { withHttpRequest } from './context.js';
 import { landingPage } from './landing.js';
 import { MCP_PATHS } from './paths.js';

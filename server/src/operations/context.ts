@@ -6,7 +6,7 @@ import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import type { Extractor } from '../providers/extraction/index.js';
 import type { Reranker } from '../providers/rerank/index.js';
 import type { BackgroundTasks } from '../services/background.js';
-import type { MemoryWriteDeps } from '../services/memory-write.js';
+import type { MemoryWriteDeps } from '../services/memory-write/index.js';
 import type { QuotaGate } from '../services/quota.js';
 import type { SearchDeps } from '../services/retrieval/search.js';
 

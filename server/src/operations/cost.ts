@@ -1,7 +1,7 @@
 import type { CostKind } from '@mnemo/contract';
 import { estimateQueryCost, estimateWriteCost, type AiPrices } from '../services/ai-cost.js';
-import { estimateIngestCost } from '../services/ingest.js';
-import { estimateReplayCost } from '../services/search-history.js';
+import { estimateIngestCost } from '../services/ingest/index.js';
+import { estimateReplayCost } from '../services/retrieval/history.js';
 
 /** What estimates are priced from: the providers' prices and whether extraction runs. */
 export interface CostPricing {

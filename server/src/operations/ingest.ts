@@ -5,8 +5,8 @@ import {
   type IngestPayload,
   type IngestResponse,
 } from '@mnemo/contract';
-import { ingestConversation as runConversation } from '../services/conversation.js';
-import { ingest as runIngest } from '../services/ingest.js';
+import { ingestConversation as runConversation } from '../services/ingest/conversation.js';
+import { ingest as runIngest } from '../services/ingest/index.js';
 import { writePorts, type WriteContext } from './context.js';
 import { defineOperation } from './operation.js';
 

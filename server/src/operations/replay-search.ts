@@ -1,5 +1,5 @@
 import { contract, type ReplaySearchPayload, type ReplaySearchResponse } from '@mnemo/contract';
-import { replaySearch as replay } from '../services/search-history.js';
+import { replaySearch as replay } from '../services/retrieval/history.js';
 import { searchPorts, type SearchContext } from './context.js';
 import { defineOperation } from './operation.js';
 

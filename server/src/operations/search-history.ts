@@ -5,7 +5,10 @@ import {
   type SearchHistoryQuery,
   type SearchHistoryResponse,
 } from '@mnemo/contract';
-import { listSearchHistory, sendContextFeedback as feedback } from '../services/search-history.js';
+import {
+  listSearchHistory,
+  sendContextFeedback as feedback,
+} from '../services/retrieval/history.js';
 import type { OperationContext } from './context.js';
 import { defineOperation } from './operation.js';
 

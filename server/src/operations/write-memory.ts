@@ -1,5 +1,5 @@
 import { contract, type MemoryInsertPayload, type MemoryInsertResponse } from '@mnemo/contract';
-import { writeMemory as runWrite } from '../services/memory-write.js';
+import { writeMemory as runWrite } from '../services/memory-write/index.js';
 import { writePorts, type WriteContext } from './context.js';
 import { defineOperation } from './operation.js';
 

@@ -9,8 +9,8 @@ import { runRetention } from '../jobs/retention.js';
 import type { Logger } from '../logger.js';
 import type { BillingService } from '../services/billing.js';
 import type { PlanService } from '../services/plans.js';
-import type { DashboardSessions } from '../services/sessions.js';
-import { reconcileUsage } from '../services/usage.js';
+import type { DashboardSessions } from '../services/dashboard/sessions.js';
+import { reconcileUsage } from '../services/usage/index.js';
 
 /** What the operator routes run. */
 export interface AdminRouteDeps {

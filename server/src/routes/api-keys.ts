@@ -8,7 +8,7 @@ import {
   mintOperatorKey,
   revokeOperatorKey,
   type KeyAdminDeps,
-} from '../services/key-admin.js';
+} from '../services/api-keys/admin.js';
 
 const s = initServer();
 

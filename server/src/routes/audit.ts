@@ -5,7 +5,7 @@ import type { Database } from '../db/client.js';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
-import { listAuditLog } from '../services/audit-log.js';
+import { listAuditLog } from '../services/audit/log.js';
 import { pruningMetrics } from '../services/pruning.js';
 
 const s = initServer();

@@ -16,7 +16,7 @@ import {
   overviewStats,
   revokeApiKey,
   type DashboardDeps,
-} from '../services/dashboard.js';
+} from '../services/dashboard/index.js';
 
 const s = initServer();
 

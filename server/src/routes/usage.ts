@@ -4,7 +4,7 @@ import type { IRouter, RequestHandler } from 'express';
 import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
-import { usageToday, type UsageDeps } from '../services/usage.js';
+import { usageToday, type UsageDeps } from '../services/usage/index.js';
 
 const s = initServer();
 

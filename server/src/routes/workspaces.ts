@@ -5,7 +5,7 @@ import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
 import { ServiceError } from '../errors.js';
-import { createTenantWorkspace, type KeyAdminDeps } from '../services/key-admin.js';
+import { createTenantWorkspace, type KeyAdminDeps } from '../services/api-keys/admin.js';
 
 const s = initServer();
 

@@ -6,7 +6,7 @@ import {
   findFirstWorkspace,
   findWorkspaceByName,
 } from '../db/queries/workspaces.js';
-import type { ApiKeyService, MintedApiKey } from './api-keys.js';
+import type { ApiKeyService, MintedApiKey } from './api-keys/index.js';
 
 export interface BootstrapResult {
   workspaceId: string | undefined;

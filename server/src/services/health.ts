@@ -2,7 +2,7 @@ import type { HealthResponse, ReadyResponse, VersionedHealthResponse } from '@mn
 import type { AppConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
-import type { ApiKeyService } from './api-keys.js';
+import type { ApiKeyService } from './api-keys/index.js';
 
 export function health(config: AppConfig): HealthResponse {
   return {

@@ -15,7 +15,7 @@ import {
 import { lifecycleHistoryFor } from '../db/queries/events.js';
 import type { DomainEventRow } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
-import { recordStorageFreed } from './usage.js';
+import { recordStorageFreed } from './usage/index.js';
 import { ownerFromAliases, resolveOwner } from './owner.js';
 import { isUuid } from '../ids.js';
 

@@ -1,10 +1,10 @@
-import type { UnsettledUsage } from './usage-blocks.js';
+import type { UnsettledUsage } from './usage/blocks.js';
 
 /**
  * The seam where plan quotas plug into the write and read pipelines: a route reserves what it
  * will consume before the costly work, commits after the work succeeded, releases on failure.
  * {@link unlimitedQuota} reserves everything (`MNEMO_LIMITS=off`); `createMeteredQuota`
- * (services/usage.ts) meters against the workspace's plan.
+ * (services/usage/index.ts) meters against the workspace's plan.
  */
 export interface UsageAmounts {
   /** Memory writes (daily cap). */

@@ -6,7 +6,7 @@ import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { createLogger } from '../../src/logger.js';
 import { billingEntitlements } from '../../src/services/billing.js';
 import { PlanService } from '../../src/services/plans.js';
-import { createMeteredQuota } from '../../src/services/usage.js';
+import { createMeteredQuota } from '../../src/services/usage/index.js';
 import { testConfig, type TestTenant } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { FakePayu } from './fake-payu.js';

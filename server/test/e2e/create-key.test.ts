@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
-import { ApiKeyService } from '../../src/services/api-keys.js';
+import { ApiKeyService } from '../../src/services/api-keys/index.js';
 import { testBackend } from '../support/db.js';
 
 const run = promisify(execFile);

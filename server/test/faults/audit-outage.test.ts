@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/client.js';
-import { AuditRecorder } from '../../src/services/audit.js';
+import { AuditRecorder } from '../../src/services/audit/index.js';
 import {
   createEmptyPostgresDatabase,
   isTestDatabaseAvailable,

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { findActiveApiKeyByHash } from '../../src/db/queries/api-keys.js';
-import { ApiKeyService } from '../../src/services/api-keys.js';
+import { ApiKeyService } from '../../src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../../src/services/bootstrap.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';

@@ -7,8 +7,8 @@ import {
 } from '@mnemo/contract';
 import { describe, expect, it } from 'vitest';
 import { estimateWriteCost } from '../../src/services/ai-cost.js';
-import { groupTurns, parseTranscript } from '../../src/services/conversation.js';
-import { estimateIngestCost } from '../../src/services/ingest.js';
+import { groupTurns, parseTranscript } from '../../src/services/ingest/conversation.js';
+import { estimateIngestCost } from '../../src/services/ingest/index.js';
 import { ServiceError } from '../../src/errors.js';
 
 const user = (content: string): ConversationMessage => ({ role: 'user', content });

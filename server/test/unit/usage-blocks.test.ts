@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlockMeter, type MeteredItem, type UsageLedger } from '../../src/services/usage-blocks.js';
+import { BlockMeter, type MeteredItem, type UsageLedger } from '../../src/services/usage/blocks.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
 describe('BlockMeter', () => {

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js';
 import type { QuotaGate, UsageReservation } from '../../src/services/quota.js';
-import { BlockMeter, type MeteredItem, type UsageLedger } from '../../src/services/usage-blocks.js';
-import { databaseLedger } from '../../src/services/usage.js';
+import { BlockMeter, type MeteredItem, type UsageLedger } from '../../src/services/usage/blocks.js';
+import { databaseLedger } from '../../src/services/usage/index.js';
 import {
   createEmptyPostgresDatabase,
   createTestDatabase,

@@ -6,7 +6,7 @@ import { getEntitlement } from '../../src/db/queries/entitlements.js';
 import { Statement } from '../../src/db/queries/statement.js';
 import { databaseEntitlements } from '../../src/services/plans.js';
 import { unlimitedQuota } from '../../src/services/quota.js';
-import { reconcileUsage, recordStorageFreed } from '../../src/services/usage.js';
+import { reconcileUsage, recordStorageFreed } from '../../src/services/usage/index.js';
 import { createTestDatabase, describeDb, type TestDatabase } from '../support/db.js';
 import {
   billingEntitlement,

@@ -6,8 +6,8 @@ import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { usageCounters, usageReservations } from '../../src/db/schema/index.js';
 import { type EntitlementLoader, PlanService } from '../../src/services/plans.js';
 import type { QuotaGate } from '../../src/services/quota.js';
-import { createMeteredQuota } from '../../src/services/usage.js';
-import type { BlockMeteringOptions } from '../../src/services/usage-blocks.js';
+import { createMeteredQuota } from '../../src/services/usage/index.js';
+import type { BlockMeteringOptions } from '../../src/services/usage/blocks.js';
 import type { TestApp } from '../support/app.js';
 
 /** A settable clock for the gate and the plans. */

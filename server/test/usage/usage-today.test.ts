@@ -6,7 +6,7 @@ import { getEntitlement } from '../../src/db/queries/entitlements.js';
 import { memories } from '../../src/db/schema/index.js';
 import { databaseEntitlements, PlanService } from '../../src/services/plans.js';
 import type { QuotaGate } from '../../src/services/quota.js';
-import { usageToday } from '../../src/services/usage.js';
+import { usageToday } from '../../src/services/usage/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 import { billingEntitlement, newWorkspace } from './support.js';

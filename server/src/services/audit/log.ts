@@ -4,9 +4,9 @@ import {
   type AuditLogPage,
   type AuditLogQuery,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
-import { pageAuditRecords } from '../db/queries/audit.js';
-import type { AuditRecord } from '../db/schema/index.js';
+import type { Database } from '../../db/client.js';
+import { pageAuditRecords } from '../../db/queries/audit.js';
+import type { AuditRecord } from '../../db/schema/index.js';
 
 /** `404` → 404..404, `4xx` → 400..499. */
 function statusRange(status: string): { min: number; max: number } {

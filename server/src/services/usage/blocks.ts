@@ -1,8 +1,8 @@
 import type { UsageResource } from '@mnemo/contract';
-import { logBackgroundFailure } from '../db/faults.js';
-import type { CounterState, WindowKind } from '../db/queries/usage.js';
-import { ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { logBackgroundFailure } from '../../db/faults.js';
+import type { CounterState, WindowKind } from '../../db/queries/usage.js';
+import { ServiceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
 
 /** One resource of a reservation: `amount` in the window the plan puts it in. */
 export interface MeteredItem {

@@ -1,8 +1,8 @@
-import type { Database } from '../db/client.js';
-import { isDatabaseUnavailable, logBackgroundFailure } from '../db/faults.js';
-import { insertAuditRecords } from '../db/queries/audit.js';
-import type { NewAuditRecord } from '../db/schema/index.js';
-import type { Logger } from '../logger.js';
+import type { Database } from '../../db/client.js';
+import { isDatabaseUnavailable, logBackgroundFailure } from '../../db/faults.js';
+import { insertAuditRecords } from '../../db/queries/audit.js';
+import type { NewAuditRecord } from '../../db/schema/index.js';
+import type { Logger } from '../../logger.js';
 
 export interface AuditRecorderOptions {
   /** Longest a record waits in memory before it is written. */

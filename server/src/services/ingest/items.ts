@@ -6,9 +6,9 @@ import {
   type MemoryInsertPayload,
   type MemoryInsertResponse,
 } from '@mnemo/contract';
-import { ServiceError } from '../errors.js';
-import { deadlineExpired } from './deadline-fence.js';
-import { writeMemory, type MemoryWriteDeps, type WriteRequest } from './memory-write.js';
+import { ServiceError } from '../../errors.js';
+import { deadlineExpired } from '../deadline-fence.js';
+import { writeMemory, type MemoryWriteDeps, type WriteRequest } from '../memory-write/index.js';
 
 /** An ingest request: a write request without its payload (each item brings its own). */
 export type IngestRequest = Omit<WriteRequest, 'payload'>;

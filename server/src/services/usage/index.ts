@@ -6,8 +6,8 @@ import {
   type UsageResource,
   type UsageResponse,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
-import { getEntitlement } from '../db/queries/entitlements.js';
+import type { Database } from '../../db/client.js';
+import { getEntitlement } from '../../db/queries/entitlements.js';
 import {
   type CounterRow,
   decreaseUsed,
@@ -16,30 +16,30 @@ import {
   readUsageCounters,
   reserveUsage,
   settleReservation,
-} from '../db/queries/usage.js';
-import { ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+} from '../../db/queries/usage.js';
+import { ServiceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
 import {
   type EffectivePlan,
   effectivePlan,
   type PlanService,
   TOTAL_WINDOW_START,
   utcDay,
-} from './plans.js';
+} from '../plans.js';
 import {
   BlockMeter,
   type BlockMeteringOptions,
   type MeteredItem,
   type UnsettledUsage,
   type UsageLedger,
-} from './usage-blocks.js';
+} from './blocks.js';
 import {
   nothingToSettle,
   type QuotaGate,
   type UsageAmounts,
   type UsageRequest,
   type UsageReservation,
-} from './quota.js';
+} from '../quota.js';
 
 /** The field of a {@link UsageAmounts} each metered resource is requested with. */
 const REQUEST_FIELDS: Record<UsageResource, keyof UsageAmounts> = {
@@ -101,7 +101,7 @@ export interface MeteredQuotaOptions {
   plans: PlanService;
   /** Default {@link DEFAULT_RESERVATION_TTL_MS}. */
   reservationTtlMs?: number;
-  /** Block metering (services/usage-blocks.ts); default: every request reserved exactly. */
+  /** Block metering (services/usage/blocks.ts); default: every request reserved exactly. */
   blocks?: BlockMeteringOptions;
   now?: () => Date;
   logger?: Logger;
@@ -137,7 +137,7 @@ function noPlanInForce(plan: EffectivePlan): ServiceError {
  * The quota gate of `MNEMO_LIMITS=on`: each reservation checks the workspace's daily and period
  * caps and holds the amounts atomically (one statement, see db/queries/usage.ts), then is
  * committed or released by the caller, or expired by {@link reconcileUsage} if its process died.
- * With `blocks`, runs of similar requests share one such reservation (services/usage-blocks.ts).
+ * With `blocks`, runs of similar requests share one such reservation (services/usage/blocks.ts).
  *
  * When the entitlement cannot be verified, writes are refused (`ENTITLEMENT_DEGRADED`) and
  * read-only requests run unmetered: the spec's temporary read-only degradation.

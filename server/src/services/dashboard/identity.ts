@@ -6,10 +6,10 @@ import {
   SignJWT,
   type JWTVerifyGetKey,
 } from 'jose';
-import type { DashboardConfig } from '../config.js';
-import type { Database } from '../db/client.js';
-import { getOrCreateSetting } from '../db/queries/settings.js';
-import { ServiceError } from '../errors.js';
+import type { DashboardConfig } from '../../config.js';
+import type { Database } from '../../db/client.js';
+import { getOrCreateSetting } from '../../db/queries/settings.js';
+import { ServiceError } from '../../errors.js';
 
 /** Where a generated HS256 secret is kept (beside the API key salt). */
 const SECRET_SETTING = 'dashboard_jwt_secret';

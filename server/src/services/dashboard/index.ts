@@ -6,7 +6,7 @@ import type {
   SessionData,
   WorkspaceList,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
+import type { Database } from '../../db/client.js';
 import {
   countLiveApiKeys,
   createOwnedWorkspace,
@@ -19,14 +19,14 @@ import {
   revokeWorkspaceApiKey,
   workspaceCounts,
   type MemberWorkspace,
-} from '../db/queries/dashboard.js';
-import type { ApiKey } from '../db/schema/index.js';
-import { lostAnswer } from '../db/faults.js';
-import { ServiceError } from '../errors.js';
-import type { ApiKeyService } from './api-keys.js';
+} from '../../db/queries/dashboard.js';
+import type { ApiKey } from '../../db/schema/index.js';
+import { lostAnswer } from '../../db/faults.js';
+import { ServiceError } from '../../errors.js';
+import type { ApiKeyService } from '../api-keys/index.js';
 import { LOCAL_ADMIN_USER, type DashboardIdentity } from './identity.js';
 import type { DashboardSessions, OpenedSession, SessionContext } from './sessions.js';
-import { usageToday, type UsageDeps } from './usage.js';
+import { usageToday, type UsageDeps } from '../usage/index.js';
 
 export interface DashboardDeps {
   db: Database;

@@ -1,24 +1,19 @@
-import { findNearestLiveMemories, writeLookups } from '../db/queries/memory-writes.js';
-import {
-  DEDUPE_CANDIDATES,
-  decideWrite,
-  dedupedResponse,
-  finishDuplicate,
-} from './memory-write/dedupe.js';
-import { consumedAmounts, reserveWrite, storedBytes } from './memory-write/budget.js';
-import { embed } from './memory-write/embed.js';
-import { mergedResponse, mergeIntoExisting } from './memory-write/evolve.js';
-import { chunkChildren, extract } from './memory-write/extract.js';
-import { settle } from './memory-write/idempotency.js';
-import { insertPlanned, planInsert } from './memory-write/insert.js';
-import { safetyOf } from './memory-write/response.js';
-import type { MemoryWriteDeps, WriteRequest, WriteResult } from './memory-write/types.js';
-import { checkLookups, lookupKeys, prepareWrite } from './memory-write/validate.js';
+import { findNearestLiveMemories, writeLookups } from '../../db/queries/memory-writes.js';
+import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse, finishDuplicate } from './dedupe.js';
+import { consumedAmounts, reserveWrite, storedBytes } from './budget.js';
+import { embed } from './embed.js';
+import { mergedResponse, mergeIntoExisting } from './evolve.js';
+import { chunkChildren, extract } from './extract.js';
+import { settle } from './idempotency.js';
+import { insertPlanned, planInsert } from './insert.js';
+import { safetyOf } from './response.js';
+import type { MemoryWriteDeps, WriteRequest, WriteResult } from './types.js';
+import { checkLookups, lookupKeys, prepareWrite } from './validate.js';
 
-export type { MemoryWriteDeps, WriteRequest, WriteResult } from './memory-write/types.js';
-export { memorySpace } from './memory-write/validate.js';
-export { assessedColumns } from './memory-write/rows.js';
-export { MAX_CHILDREN, MIN_IMPORTANCE_TO_EXTRACT } from './memory-write/extract.js';
+export type { MemoryWriteDeps, WriteRequest, WriteResult } from './types.js';
+export { memorySpace } from './validate.js';
+export { assessedColumns } from './rows.js';
+export { MAX_CHILDREN, MIN_IMPORTANCE_TO_EXTRACT } from './extract.js';
 
 /**
  * POST /v1/memories: owner space → assessment (confidence, volatility, claims) → chunking →

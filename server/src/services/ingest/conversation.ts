@@ -7,7 +7,7 @@ import {
   type MemoryInsertPayload,
   type MessageRole,
 } from '@mnemo/contract';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../../errors.js';
 import {
   derivedKey,
   sharedWriteFields,
@@ -15,8 +15,8 @@ import {
   writeItems,
   type IngestRequest,
   type IngestResult,
-} from './ingest-items.js';
-import type { MemoryWriteDeps } from './memory-write.js';
+} from './items.js';
+import type { MemoryWriteDeps } from '../memory-write/index.js';
 
 /** Transcript speakers whose lines are the assistant's besides the caller's `assistant_names`. */
 const ASSISTANT_LABELS = ['assistant', 'ai', 'bot'];

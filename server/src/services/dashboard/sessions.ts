@@ -1,11 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../db/client.js';
+import type { Database } from '../../db/client.js';
 import {
   deleteExpiredSessions,
   deleteSessionByTokenHash,
   findLiveSession,
   insertDashboardSession,
-} from '../db/queries/dashboard.js';
+} from '../../db/queries/dashboard.js';
 
 /** What a valid session cookie stands for. */
 export interface SessionContext {

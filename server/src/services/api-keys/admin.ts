@@ -5,15 +5,15 @@ import type {
   MintedApiKey,
   OperatorApiKeyList,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
-import { insertApiKey, revokeApiKeyById } from '../db/queries/api-keys.js';
-import { getApiKeyById, listWorkspaceApiKeys } from '../db/queries/dashboard.js';
-import { createWorkspace, getWorkspaceById } from '../db/queries/workspaces.js';
-import type { ApiKey } from '../db/schema/index.js';
-import { lostAnswer } from '../db/faults.js';
-import { ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { API_KEY_PREFIX, ApiKeyService, INTRODUCTORY_PERIOD_MS } from './api-keys.js';
+import type { Database } from '../../db/client.js';
+import { insertApiKey, revokeApiKeyById } from '../../db/queries/api-keys.js';
+import { getApiKeyById, listWorkspaceApiKeys } from '../../db/queries/dashboard.js';
+import { createWorkspace, getWorkspaceById } from '../../db/queries/workspaces.js';
+import type { ApiKey } from '../../db/schema/index.js';
+import { lostAnswer } from '../../db/faults.js';
+import { ServiceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { API_KEY_PREFIX, ApiKeyService, INTRODUCTORY_PERIOD_MS } from './index.js';
 
 export interface KeyAdminDeps {
   db: Database;

@@ -1,11 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../db/client.js';
+import type { Database } from '../../db/client.js';
 import {
   findActiveApiKeyByHash,
   insertApiKey,
   touchApiKeyLastUsed,
-} from '../db/queries/api-keys.js';
-import { getOrCreateSetting, getSetting } from '../db/queries/settings.js';
+} from '../../db/queries/api-keys.js';
+import { getOrCreateSetting, getSetting } from '../../db/queries/settings.js';
 
 export const API_KEY_PREFIX = 'mnemo_';
 const SALT_SETTING = 'api_key_salt';

@@ -9,8 +9,8 @@ import {
   type IngestResponse,
   type MemoryInsertPayload,
 } from '@mnemo/contract';
-import { ServiceError } from '../errors.js';
-import { estimateWriteCost, type AiPrices } from './ai-cost.js';
+import { ServiceError } from '../../errors.js';
+import { estimateWriteCost, type AiPrices } from '../ai-cost.js';
 import { ingestConversation } from './conversation.js';
 import {
   derivedKey,
@@ -19,10 +19,10 @@ import {
   writeItems,
   type IngestRequest,
   type IngestResult,
-} from './ingest-items.js';
-import { writeMemory, type MemoryWriteDeps } from './memory-write.js';
+} from './items.js';
+import { writeMemory, type MemoryWriteDeps } from '../memory-write/index.js';
 
-export type { IngestRequest, IngestResult } from './ingest-items.js';
+export type { IngestRequest, IngestResult } from './items.js';
 
 /**
  * A document as memories: cut into sections at its headings (see `splitDocumentSections`), each

@@ -9,20 +9,20 @@ import {
   type SearchHistoryQuery,
   type SearchHistoryResponse,
 } from '@mnemo/contract';
-import type { Database } from '../db/client.js';
+import type { Database } from '../../db/client.js';
 import {
   insertContextFeedback,
   listSavedSearches,
   savedSearchById,
-} from '../db/queries/history.js';
-import { eventOutbox } from '../db/queries/events.js';
-import { memoryHeads } from '../db/queries/links.js';
-import { latestSignalForRequest } from '../db/queries/signals.js';
-import { ServiceError } from '../errors.js';
-import { estimateQueryCost, type AiPrices } from './ai-cost.js';
-import type { BackgroundTasks } from './background.js';
-import { applyFeedbackIn } from './retrieval/feedback.js';
-import { searchMemories, type SearchDeps } from './retrieval/search.js';
+} from '../../db/queries/history.js';
+import { eventOutbox } from '../../db/queries/events.js';
+import { memoryHeads } from '../../db/queries/links.js';
+import { latestSignalForRequest } from '../../db/queries/signals.js';
+import { ServiceError } from '../../errors.js';
+import { estimateQueryCost, type AiPrices } from '../ai-cost.js';
+import type { BackgroundTasks } from '../background.js';
+import { applyFeedbackIn } from './feedback.js';
+import { searchMemories, type SearchDeps } from './search.js';
 
 /** GET /v1/search/history: saved searches of the workspace, newest first. */
 export async function listSearchHistory(
