@@ -28,6 +28,7 @@ export default defineConfig({
             'contract/test/**/*.test.ts',
             'server/test/**/*.test.ts',
             'client/test/**/*.test.ts',
+            'ai-sdk/test/**/*.test.ts',
             'cli/test/**/*.test.ts',
             'test/contract/**/*.test.ts',
             // Packs and installs the published packages: once per run, so in this project only.
