@@ -1,6 +1,6 @@
 /**
  * The import layers of STYLE.md, checked by `pnpm lint`:
- *   node .dependency-cruiser.cjs server/src contract/src client/src cli/src web/src bench
+ *   node .dependency-cruiser.cjs server/src contract/src client/src ai-sdk/src cli/src web/src bench
  * Data flows one way (contract → server routes → services → db queries; contract → client →
  * CLI) and nothing imports "upwards". Type-only imports count: a type pulled from a higher layer
  * ties the lower one to it as surely as a value does.
@@ -137,14 +137,16 @@ module.exports = {
       comment: 'The contract is the bottom of every package: it imports none of them.',
       severity: 'error',
       from: { path: '^contract/' },
-      to: { path: [pkg('server'), pkg('client'), pkg('cli')] },
+      to: { path: [pkg('server'), pkg('client'), pkg('cli'), pkg('ai-sdk')] },
     },
     {
       name: 'client-not-to-server-cli',
-      comment: 'The client speaks to the server through the contract only; the CLI is built on it.',
+      comment:
+        'The client speaks to the server through the contract only; the CLI and the AI SDK ' +
+        'package are built on it.',
       severity: 'error',
       from: { path: '^client/' },
-      to: { path: [pkg('server'), pkg('cli')] },
+      to: { path: [pkg('server'), pkg('cli'), pkg('ai-sdk')] },
     },
     {
       name: 'cli-not-to-server',
@@ -152,6 +154,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^cli/' },
       to: { path: pkg('server') },
+    },
+    {
+      name: 'ai-sdk-through-client',
+      comment:
+        'The AI SDK package reaches the server through the client library only (the contract ' +
+        'types too: the client re-exports the ones it needs, so customers install one package).',
+      severity: 'error',
+      from: { path: '^ai-sdk/' },
+      to: { path: [pkg('server'), pkg('cli'), pkg('contract')] },
     },
   ],
   options: {
