@@ -50,6 +50,11 @@ export interface MnemoMemoryOptions extends MnemoBaseOptions {
   /** What to store after a turn (default `'user'`): see {@link RememberMode}. */
   remember?: RememberMode | undefined;
   /**
+   * Decides whether a finished turn is worth storing (default: every turn with text), e.g. to
+   * skip greetings: `({ userText }) => (userText?.length ?? 0) > 20`.
+   */
+  shouldRemember?: ((turn: { userText?: string; answerText: string }) => boolean) | undefined;
+  /**
    * Whether the server extracts atomic memories from what is stored (default: the server's,
    * which extracts when the plan and budget allow).
    */
@@ -71,11 +76,12 @@ export interface MnemoMemoryOptions extends MnemoBaseOptions {
 /** The middleware, plus a way to wait for the stores it started. */
 export interface MnemoMemoryMiddleware extends LanguageModelMiddleware {
   /**
-   * Resolves when every store still running has ended, with how each of those ended. Stores
-   * run after the answer and are never awaited by it: await this where the process may stop
-   * right after the response (a serverless function: `waitUntil(memory.flush())`), or in tests.
+   * Resolves when every store started so far has ended (never rejects: failures go to
+   * `onError`, outcomes to `onRemembered`). Stores run after the answer and are never awaited
+   * by it: await this where the process may stop right after the response (a serverless
+   * function: `waitUntil(memory.flush())`), or in tests.
    */
-  flush(): Promise<RememberOutcome[]>;
+  flush(): Promise<void>;
 }
 
 /** What `providerMetadata.mnemo` of a result holds: the context the model was given. */
@@ -127,6 +133,7 @@ export function mnemoMemory(options: MnemoMemoryOptions): MnemoMemoryMiddleware 
     retrievalProfile,
     formatContext = defaultFormatContext,
     remember = 'user',
+    shouldRemember,
     extract,
     memoryType,
     metadata,
@@ -154,7 +161,7 @@ export function mnemoMemory(options: MnemoMemoryOptions): MnemoMemoryMiddleware 
 
   /** The context shown to each call, by the params object the model is called with. */
   const shown = new WeakMap<CallOptions, MnemoProviderMetadata>();
-  const pending = new Set<Promise<RememberOutcome>>();
+  const pending = new Set<Promise<unknown>>();
 
   async function withContext(params: CallOptions): Promise<CallOptions> {
     const question = lastUserText(params.prompt);
@@ -200,8 +207,17 @@ export function mnemoMemory(options: MnemoMemoryOptions): MnemoMemoryMiddleware 
   /** Starts the store of a finished turn, in the background. */
   function rememberTurn(params: CallOptions, answer: string): void {
     if (remember === false) return;
-    const text = memoryText(lastUserText(params.prompt), answer);
+    const question = lastUserText(params.prompt);
+    const text = memoryText(question, answer);
     if (text === undefined) return;
+    if (shouldRemember) {
+      try {
+        if (!shouldRemember({ userText: question, answerText: answer })) return;
+      } catch (error) {
+        report(error, 'remember');
+        return;
+      }
+    }
     const roles = remember === 'turn' ? 'user, assistant' : remember;
     const store = client.memories
       .add({
@@ -281,6 +297,8 @@ export function mnemoMemory(options: MnemoMemoryOptions): MnemoMemoryMiddleware 
       return { stream: stream.pipeThrough(watch), ...rest };
     },
 
-    flush: () => Promise.all([...pending]),
+    flush: async () => {
+      await Promise.all([...pending]);
+    },
   };
 }

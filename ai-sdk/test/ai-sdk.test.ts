@@ -121,16 +121,26 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
     expect(result.providerMetadata?.mnemo?.contextRequestId).toEqual(expect.any(String));
   });
 
-  it('adds nothing to the prompt when nothing relevant is remembered', async () => {
+  it('adds nothing to the prompt when nothing relevant is remembered; shouldRemember can skip a turn', async () => {
     const model = new MockLanguageModelV3({ doGenerate: answer('Hello!') });
+    const seen: Array<{ userText?: string; answerText: string }> = [];
+    const memory = mnemoMemory({
+      client,
+      owner: 'nobody-yet',
+      shouldRemember: (turn) => {
+        seen.push(turn);
+        return false;
+      },
+    });
     await generateText({
-      model: wrapLanguageModel({
-        model,
-        middleware: mnemoMemory({ client, owner: 'nobody-yet', remember: false }),
-      }),
+      model: wrapLanguageModel({ model, middleware: memory }),
       prompt: 'Hi there',
     });
+    await memory.flush();
+
     expect(model.doGenerateCalls[0]?.prompt.map((message) => message.role)).toEqual(['user']);
+    expect(seen).toEqual([{ userText: 'Hi there', answerText: 'Hello!' }]);
+    expect((await client.memories.list({ ownerId: 'nobody-yet' })).results).toEqual([]);
   });
 
   it('stores what the turn taught after the answer; it is searchable and recalled on the next turn', async () => {
@@ -154,9 +164,10 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
       model: wrapped,
       prompt: 'I always want an aisle seat on flights because of my long legs.',
     });
-    const [stored] = await memory.flush();
+    await memory.flush();
+    const [stored] = outcomes;
+    expect(outcomes).toHaveLength(1);
     expect(stored).toMatchObject({ status: 'stored', deduped: false });
-    expect(outcomes).toEqual([stored]);
     if (stored?.status !== 'stored') throw new Error('not stored');
 
     const kept = await client.memories.get(stored.memoryId);
@@ -187,7 +198,13 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
       ownerId: 'dmitri',
       extract: false,
     });
-    const memory = mnemoMemory({ client, owner: 'dmitri', remember: 'assistant' });
+    const outcomes: RememberOutcome[] = [];
+    const memory = mnemoMemory({
+      client,
+      owner: 'dmitri',
+      remember: 'assistant',
+      onRemembered: (outcome) => outcomes.push(outcome),
+    });
     const reply = 'Your Kyoto itinerary is three days of temples, gardens and tea houses.';
     const model = new MockLanguageModelV3({ doStream: streamedAnswer(reply) });
 
@@ -206,7 +223,8 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
     expect((await result.providerMetadata)?.mnemo).toMatchObject({
       citations: [{ i: 1 }],
     });
-    const [stored] = await memory.flush();
+    await memory.flush();
+    const [stored] = outcomes;
     if (stored?.status !== 'stored') throw new Error(`not stored: ${JSON.stringify(stored)}`);
     expect((await client.memories.get(stored.memoryId)).text).toBe(reply);
     const found = await client.search.query({ query: 'Kyoto itinerary', ownerId: 'dmitri' });
@@ -302,10 +320,12 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
 
   it('answers without memory when the server refuses, and reports both failures', async () => {
     const errors: Array<{ stage: string; error: unknown }> = [];
+    const outcomes: RememberOutcome[] = [];
     const memory = mnemoMemory({
       client: new MemoryClient({ baseUrl, apiKey: 'mnemo_not_a_key', transport: 'rest' }),
       owner: 'fay',
       onError: (error, stage) => errors.push({ stage, error }),
+      onRemembered: (outcome) => outcomes.push(outcome),
     });
     const model = new MockLanguageModelV3({ doGenerate: answer('Hello Fay.') });
 
@@ -316,8 +336,8 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
 
     expect(result.text).toBe('Hello Fay.');
     expect(model.doGenerateCalls[0]?.prompt.map((message) => message.role)).toEqual(['user']);
-    const [failed] = await memory.flush();
-    expect(failed).toMatchObject({ status: 'failed' });
+    await memory.flush();
+    expect(outcomes).toMatchObject([{ status: 'failed' }]);
     expect(errors.map(({ stage }) => stage)).toEqual(['recall', 'remember']);
     for (const { error } of errors) expect(error).toBeInstanceOf(AuthenticationError);
   });
