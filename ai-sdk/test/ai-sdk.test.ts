@@ -74,7 +74,8 @@ describeDb('@mnemo/ai-sdk against a live server', () => {
     });
     baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
     client = new MemoryClient({ baseUrl, apiKey: testApp.tenant.apiKey, transport: 'rest' });
-  });
+    // A fresh PGlite database runs every migration: past the 30 s default on a busy machine.
+  }, 120_000);
 
   afterAll(async () => {
     await client?.close();
