@@ -6,7 +6,7 @@ import { eraseOwnerRows, latestErasure, type ErasedCounts } from '../../db/queri
 import { domainEvents } from '../../db/schema/index.js';
 import { DatabaseError } from '../../errors.js';
 import { fencedCommit } from '../deadline-fence.js';
-import { recordStorageFreed } from '../usage.js';
+import { recordStorageFreed } from '../usage/index.js';
 
 /**
  * The owner as the receipt and the `erased` event name it: a hash bound to the workspace, so the
