@@ -14,6 +14,7 @@ import { ingestCommand } from './commands/ingest.js';
 import { linksCommand } from './commands/links.js';
 import { historyCommand } from './commands/history.js';
 import { pinsCommand } from './commands/pins.js';
+import { eraseCommand, exportCommand } from './commands/owner-data.js';
 import {
   addCommand,
   deleteCommand,
@@ -75,6 +76,8 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     historyCommand,
     pinsCommand,
     auditCommand,
+    exportCommand,
+    eraseCommand,
   ]) {
     program.addCommand(
       make(bind)

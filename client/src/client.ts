@@ -1,3 +1,4 @@
+import { OwnerData } from './owner-data.js';
 import { contract, type VersionedHealthResponse } from '@mnemo/contract';
 import { TRANSPORT_KINDS, type TransportKind } from './core/types.js';
 import type { Fetch } from './internal/fetch-with-timeout.js';
@@ -164,6 +165,8 @@ export class MemoryClient {
   readonly audit: Audit;
   /** Connector settings (operator routes): `connectors.get()`, `connectors.update(patch)`. */
   readonly connectors: Connectors;
+  /** Owner data (operator routes): `ownerData.export({ ownerId })`, `.import(lines)`, `.erase({ ownerId })`. */
+  readonly ownerData: OwnerData;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -224,6 +227,7 @@ export class MemoryClient {
     this.pins = new Pins(this.#rest);
     this.audit = new Audit(this.#rest);
     this.connectors = new Connectors(this.#rest);
+    this.ownerData = new OwnerData(this.#rest);
   }
 
   /**

@@ -45,6 +45,16 @@ export {
   type SearchHistoryParams,
   type UpdatePinsParams,
 } from './resources.js';
+export {
+  OwnerData,
+  type ErasureReceipt,
+  type ExportEnd,
+  type ExportHeader,
+  type ExportLine,
+  type ExportParams,
+  type ImportOptions,
+  type ImportResponse,
+} from './owner-data.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';
 export { isSimpleSearch } from './transport/hybrid.js';

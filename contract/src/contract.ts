@@ -12,6 +12,7 @@ import { historyContract } from './routes/history.js';
 import { linksContract } from './routes/links.js';
 import { pinsContract } from './routes/pins.js';
 import { memoriesContract } from './routes/memories.js';
+import { ownerDataContract } from './routes/owner-data.js';
 import { searchContract } from './routes/search.js';
 import { usageContract } from './routes/usage.js';
 import { ErrorEnvelope } from './schemas/common.js';
@@ -51,6 +52,7 @@ export const contract = c.router(
     connectors: connectorsContract,
     workspaces: workspacesContract,
     apiKeys: apiKeysContract,
+    ownerData: ownerDataContract,
   },
   {
     strictStatusCodes: true,

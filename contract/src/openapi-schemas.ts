@@ -22,6 +22,7 @@ import * as history from './schemas/history.js';
 import * as ingest from './schemas/ingest.js';
 import * as links from './schemas/links.js';
 import * as memories from './schemas/memories.js';
+import * as ownerData from './schemas/owner-data.js';
 import * as pins from './schemas/pins.js';
 import * as pruning from './schemas/pruning.js';
 import * as search from './schemas/search.js';
@@ -47,6 +48,7 @@ const SCHEMA_MODULES: Array<Record<string, unknown>> = [
   connectors,
   pruning,
   admin,
+  ownerData,
 ];
 
 const COMPONENT_PREFIX = '#/components/schemas/';

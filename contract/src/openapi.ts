@@ -1,4 +1,4 @@
-import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
+import { isAppRoute, isAppRouteOtherResponse, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
 import { CONTRACT_VERSION, contract } from './contract.js';
 import { withNamedSchemas } from './openapi-schemas.js';
@@ -35,6 +35,37 @@ const SECURITY: Record<RouteAuth, Array<Record<string, string[]>>> = {
   dashboard_token: [],
   dashboard_session: [{ dashboardSession: [] }],
 };
+
+/**
+ * ts-rest states every body as JSON (or a form); a route whose metadata names another media
+ * type (an import's JSON Lines) gets its body under that type instead.
+ */
+function requestBodyOf<T extends { requestBody?: object }>(operation: T, route: AppRoute): T {
+  const type = (route.metadata as RouteMetadata | undefined)?.requestContentType;
+  const body = operation.requestBody;
+  if (type === undefined || body === undefined || !('content' in body)) return operation;
+  const [media] = Object.values(body.content as Record<string, object>);
+  return { ...operation, requestBody: { ...body, content: { [type]: media ?? {} } } };
+}
+
+/**
+ * ts-rest leaves a non-JSON response (`c.otherResponse`, the export's JSON Lines) without
+ * content; here it gets its media type and the schema's description.
+ */
+function otherResponsesOf<T extends { responses?: object }>(operation: T, route: AppRoute): T {
+  const responses = { ...(operation.responses as Record<string, object> | undefined) };
+  let changed = false;
+  for (const [status, response] of Object.entries(route.responses)) {
+    if (!isAppRouteOtherResponse(response)) continue;
+    const body = response.body as { description?: string } | undefined;
+    responses[status] = {
+      description: body?.description ?? status,
+      content: { [response.contentType]: { schema: { type: 'string' } } },
+    };
+    changed = true;
+  }
+  return changed ? { ...operation, responses } : operation;
+}
 
 /** The OpenAPI 3 document of the contract; never written by hand. */
 export function buildOpenApiDocument() {
@@ -82,7 +113,7 @@ export function buildOpenApiDocument() {
     {
       setOperationId: true,
       operationMapper: (operation, route) => ({
-        ...operation,
+        ...otherResponsesOf(requestBodyOf(operation, route), route),
         security: SECURITY[routeAuth(route)],
         ...(isOperatorRoute(route)
           ? { tags: [...(operation.tags ?? []), OPERATOR_TAG], 'x-operator': true }

@@ -24,6 +24,7 @@ import { mountIngestRoutes } from './routes/ingest.js';
 import { mountLinkRoutes } from './routes/links.js';
 import { mountHistoryRoutes } from './routes/history.js';
 import { mountPinRoutes } from './routes/pins.js';
+import { mountOwnerDataRoutes } from './routes/owner-data.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
@@ -143,6 +144,10 @@ export function createApp(
   mountLinkRoutes(api, table, operations, tenant);
   mountHistoryRoutes(api, table, operations, tenant);
   mountPinRoutes(api, table, operations, tenant);
+  mountOwnerDataRoutes(api, table, operations, tenant, {
+    logger: deps.logger,
+    maxBodyBytes: config.maxBodyBytes,
+  });
   mountSearchRoutes(api, table, operations, tenant);
   mountUsageRoutes(
     api,

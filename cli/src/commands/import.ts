@@ -12,6 +12,7 @@ import type { Writer } from '../output.js';
 import { positiveInt } from '../parse.js';
 import type { Bind } from './memories.js';
 import { ownerOptions, type OwnerFlags } from './shared.js';
+import { firstLineOf, formatImport, importExportFile, isExportHeader } from './owner-data.js';
 
 /** One record of the file, with where it came from (line for JSONL, index for a JSON array). */
 export interface ImportRecord {
@@ -347,13 +348,22 @@ export function importCommand(bind: Bind): Command {
     )
     .argument(
       '<file>',
-      'JSON Lines, or a JSON array, of memory insert payloads ({"text": ..., ...})',
+      'JSON Lines, or a JSON array, of memory insert payloads ({"text": ..., ...}); or a file `mnemo export` wrote (ids and history kept)',
     )
     .option('--namespace <label>', 'namespace for records that have none')
     .option('--concurrency <n>', 'requests in flight', positiveInt, 4)
     .option('--no-progress', 'no progress bar, even on a terminal')
     .action(
-      bind(async ({ client, output, context }: App, file: string, flags: ImportFlags) => {
+      bind(async (app: App, file: string, flags: ImportFlags) => {
+        const { client, output, context } = app;
+        // An export file (its header line first) goes to the import route: ids and history kept.
+        const first = await firstLineOf(file).catch((error: NodeJS.ErrnoException) => {
+          throw new Error(`cannot read ${file}: ${error.code ?? error.message}`);
+        });
+        if (isExportHeader(first)) {
+          output.result(await importExportFile(app, file), (result) => formatImport(file, result));
+          return;
+        }
         let text: string;
         try {
           text = await readFile(file, 'utf8');

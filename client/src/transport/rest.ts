@@ -29,6 +29,10 @@ export interface RequestSpec extends RequestOptions {
   body?: unknown;
   /** Extra request headers. */
   headers?: Record<string, string>;
+  /** A body that is not JSON (an import's JSON Lines), sent as is; replaces `body`. */
+  rawBody?: { contentType: string; text: string };
+  /** The response is not JSON (an export's JSON Lines): its text is the result. */
+  responseText?: boolean;
 }
 
 /** A parsed 2xx answer and the server's id for the request (`x-request-id`). */
@@ -92,7 +96,10 @@ export class RestTransport {
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
     if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
     const init: RequestInit = { method: route.method, headers };
-    if (spec.body !== undefined) {
+    if (spec.rawBody !== undefined) {
+      headers['content-type'] = spec.rawBody.contentType;
+      init.body = spec.rawBody.text;
+    } else if (spec.body !== undefined) {
       headers['content-type'] = 'application/json';
       // Serialised once: every attempt sends the same bytes, the same idempotency key included.
       init.body = JSON.stringify(spec.body);
@@ -107,7 +114,7 @@ export class RestTransport {
         const { response, text } = await fetchWithTimeout(url, init, { fetch, timeoutMs, signals });
         if (response.ok)
           return {
-            data: this.#parse<T>(route, response, text),
+            data: spec.responseText ? (text as T) : this.#parse<T>(route, response, text),
             requestId: response.headers.get('x-request-id') ?? undefined,
           };
         let body: unknown;

@@ -64,7 +64,8 @@ export type DomainEventName =
   | 'memory.superseded'
   | 'memory.merged'
   | 'memory.deleted'
-  | 'search.feedback';
+  | 'search.feedback'
+  | 'owner.erased';
 
 export interface RouteMetadata {
   auth: RouteAuth;
@@ -88,6 +89,11 @@ export interface RouteMetadata {
   events?: readonly DomainEventName[];
   /** The MCP tool that runs the same operation, when there is one. */
   mcpTool?: string;
+  /**
+   * The request body's media type when it is not JSON (an import's JSON Lines): the server
+   * reads the body as text for it, and the OpenAPI document states it.
+   */
+  requestContentType?: string;
 }
 
 /** A route's metadata, typed (ts-rest keeps it as `unknown`). */

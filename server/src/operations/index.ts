@@ -5,6 +5,7 @@ import { getMemory } from './get-memory.js';
 import { ingest, ingestConversation } from './ingest.js';
 import { listMemories } from './list-memories.js';
 import { createLink, deleteLink, listLinks } from './links.js';
+import { eraseOwner, exportOwner, importOwner } from './owner-data.js';
 import { getPins, updatePins } from './pins.js';
 import { getSearchHistory, sendContextFeedback } from './search-history.js';
 import { guard, type GuardedOperation, type PolicyMachinery } from './policy.js';
@@ -35,6 +36,9 @@ export const OPERATIONS = {
   deleteLink,
   updatePins,
   getPins,
+  exportOwner,
+  importOwner,
+  eraseOwner,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -68,5 +72,8 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     deleteLink: guard(deleteLink, ctx, machinery),
     updatePins: guard(updatePins, ctx, machinery),
     getPins: guard(getPins, ctx, machinery),
+    exportOwner: guard(exportOwner, ctx, machinery),
+    importOwner: guard(importOwner, ctx, machinery),
+    eraseOwner: guard(eraseOwner, ctx, machinery),
   };
 }

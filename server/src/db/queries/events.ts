@@ -40,7 +40,9 @@ export type DomainEvent =
   /** `request`: the memory asked for; `parent_deleted`: a child that went with it. */
   | EventOf<'deleted', 'request' | 'parent_deleted'>
   /** A vote on a search or context call; the memories it moved are in `details`. */
-  | EventOf<'feedback', 'search' | 'context', null>;
+  | EventOf<'feedback', 'search' | 'context', null>
+  /** An owner erased; `details` is the receipt (counts, a hash of the owner), no content. */
+  | EventOf<'erased', 'request', null>;
 
 /** The kinds the memory object's `lifecycle_events` shows: its history, as before the outbox. */
 export const LIFECYCLE_HISTORY_KINDS = [

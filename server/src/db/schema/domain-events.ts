@@ -5,7 +5,8 @@ import { workspaces } from './workspaces.js';
 
 /**
  * What can happen to a memory (`replaced` is a supersession; `archived` covers expiry and
- * retention, told apart by the rule). `feedback` is a vote on a search or context call.
+ * retention, told apart by the rule). `feedback` is a vote on a search or context call. `erased`
+ * is an owner's erasure (no memory; its details are the receipt, without the owner's content).
  */
 export const DOMAIN_EVENT_KINDS = [
   'created',
@@ -16,6 +17,7 @@ export const DOMAIN_EVENT_KINDS = [
   'archived',
   'deleted',
   'feedback',
+  'erased',
 ] as const;
 export type DomainEventKind = (typeof DOMAIN_EVENT_KINDS)[number];
 
