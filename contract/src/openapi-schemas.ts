@@ -205,9 +205,9 @@ function namedSchemas(): NamedSchemas {
 type MediaContent = Record<string, { schema?: JsonSchema }>;
 
 /**
- * A request body or response that is still an inline object after the exported schemas were
- * named (a route-local wrapper such as the dashboard's `{ok, data}`) is named after its
- * operation: `<OperationId>Body`, `<OperationId>Response` (another status: `Response<status>`).
+ * A request body or response that is still inline after the exported schemas were named (a
+ * route-local wrapper such as the dashboard's `{ok, data}`, an export's JSON Lines text) is named
+ * after its operation: `<OperationId>Body`, `<OperationId>Response` (another status: `Response<status>`).
  */
 function nameOperationSchemas(
   paths: Record<string, Record<string, JsonSchema>>,
@@ -218,7 +218,7 @@ function nameOperationSchemas(
     if (!isSchema(content)) return;
     for (const media of Object.values(content as MediaContent)) {
       const schema = media.schema;
-      if (!schema || schema.$ref !== undefined || schema.type !== 'object') continue;
+      if (!schema || schema.$ref !== undefined) continue;
       if (byName.has(name)) throw new Error(`component schema ${name} is named twice`);
       byName.set(name, schema);
       media.schema = reference(name);

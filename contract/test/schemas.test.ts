@@ -223,6 +223,10 @@ describe('errors and routes', () => {
         'POST /v1/api-keys',
         'GET /v1/api-keys',
         'POST /v1/api-keys/:id/revoke',
+        // Extensions beyond the spec, each documented in its docs/ page.
+        'GET /v1/export', // docs/export.md
+        'POST /v1/import',
+        'POST /v1/erase',
       ].sort(),
     );
   });
