@@ -198,6 +198,7 @@ export function createApp(
     sessions: deps.dashboard.sessions,
     settings: {
       nearThreshold: config.dedupe.nearThreshold,
+      jobBudgetMs: config.hygiene.budgetMs,
       limitsEnabled: config.limits.enabled,
     },
     guard: adminGuard,

@@ -79,6 +79,7 @@ async function main(): Promise<void> {
   const hygiene = scheduleHygiene(database.db, logger, {
     intervalMs: config.hygiene.intervalMs,
     limit: config.hygiene.limit,
+    budgetMs: config.hygiene.budgetMs,
     nearThreshold: config.dedupe.nearThreshold,
   });
   const retention = scheduleRetention(

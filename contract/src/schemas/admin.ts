@@ -47,6 +47,8 @@ export const MemoryHygieneReport = z.object({
   }),
   /** Live memories compared for duplicates. */
   scanned: z.number().int().min(0),
+  /** The run stopped at its time budget (`MNEMO_JOB_BUDGET_MS`); the next run carries on. */
+  budget_exhausted: z.boolean(),
 });
 export type MemoryHygieneReport = z.infer<typeof MemoryHygieneReport>;
 

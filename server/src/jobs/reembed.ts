@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from '../db/client.js';
 import { chunksOfOtherVersions, setChunkEmbeddings } from '../db/queries/embeddings.js';
 import type { Logger } from '../logger.js';
@@ -22,7 +23,7 @@ export interface ReembedOptions {
 export async function reembedChunks(
   db: Database,
   embeddings: EmbeddingProvider,
-  { batchSize = 200, stopped = () => false }: ReembedOptions = {},
+  { batchSize = 100, stopped = () => false }: ReembedOptions = {},
 ): Promise<number> {
   if (!embeddings.inProcess) return 0;
   const stamp = {
@@ -45,6 +46,8 @@ export async function reembedChunks(
       stamp,
     );
     after = chunks[chunks.length - 1]!.id;
+    // Embedding a batch is CPU work on the event loop: requests waiting on it go first.
+    await nextTurn();
   }
   return changed;
 }

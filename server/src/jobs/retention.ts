@@ -9,11 +9,15 @@ import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PlanService } from '../services/plans.js';
 import { everyInterval, type ScheduledJob } from './interval.js';
+import { JobPace } from './pacing.js';
 
 const DAY_MS = 86_400_000;
 
 /** Batches one scheduled run goes through at most. */
 export const MAX_SCHEDULED_BATCHES = 100;
+
+/** Memories one retention statement archives at most: a short transaction, a short lock. */
+export const RETENTION_BATCH = 500;
 
 /** `skipped` reason: a self-hosted workspace on the default plan, which has no retention. */
 export const RETENTION_NOT_CHOSEN = 'self_hosted_default_keeps_memories';
@@ -29,6 +33,10 @@ export interface RetentionOptions {
   /** `MNEMO_LIMITS`: off means no plan is in force, and retention archives nothing. */
   limitsEnabled: boolean;
   now?: Date;
+  /** Wall-clock budget of the run (0: unbounded): past it no new batch starts (`has_more`). */
+  budgetMs?: number;
+  /** Memories per statement ({@link RETENTION_BATCH}). */
+  batchSize?: number;
 }
 
 export interface RetentionDeps {
@@ -89,15 +97,39 @@ export async function runRetention(
     }
   }
 
-  const counts = await archivePastRetention(deps.db, {
-    policies,
-    limit: options.limit,
-    now,
-    dryRun: options.dryRun,
-  });
-  const byWorkspace = new Map(counts.map((row) => [row.workspace_id, row]));
+  // Batch by batch, each its own short statement, giving the event loop back in between.
+  const pace = new JobPace(options.budgetMs ?? 0);
+  // A dry run archives nothing, so later batches would see the same rows: one statement.
+  const batchSize = options.dryRun ? options.limit : (options.batchSize ?? RETENTION_BATCH);
+  const totals = new Map<string, { examined: number; archived: number }>();
+  let stoppedEarly = false;
+  while (report.examined < options.limit) {
+    if (pace.spent) {
+      stoppedEarly = true;
+      break;
+    }
+    const want = Math.min(batchSize, options.limit - report.examined);
+    const counts = await archivePastRetention(deps.db, {
+      policies,
+      limit: want,
+      now,
+      dryRun: options.dryRun,
+    });
+    let examined = 0;
+    for (const row of counts) {
+      const total = totals.get(row.workspace_id) ?? { examined: 0, archived: 0 };
+      total.examined += row.examined;
+      total.archived += row.archived;
+      totals.set(row.workspace_id, total);
+      examined += row.examined;
+      report.examined += row.examined;
+      report.archived += row.archived;
+    }
+    if (examined < want || options.dryRun) break;
+    await pace.yield();
+  }
   for (const policy of policies) {
-    const row = byWorkspace.get(policy.workspaceId);
+    const row = totals.get(policy.workspaceId);
     if (!row) continue;
     report.workspaces.push({
       workspace_id: policy.workspaceId,
@@ -107,10 +139,8 @@ export async function runRetention(
       examined: row.examined,
       archived: row.archived,
     });
-    report.examined += row.examined;
-    report.archived += row.archived;
   }
-  report.has_more = report.examined >= options.limit;
+  report.has_more = stoppedEarly || report.examined >= options.limit;
   if (report.archived > 0) {
     deps.logger?.info(
       {
@@ -127,7 +157,7 @@ export async function runRetention(
 /**
  * Runs {@link runRetention} over every workspace every `intervalMs` (0, or limits off: never),
  * in batches of `limit` until nothing past retention is left (at most
- * {@link MAX_SCHEDULED_BATCHES} batches; the rest waits for the next run).
+ * {@link MAX_SCHEDULED_BATCHES} batches and `budgetMs` in all; the rest waits for the next run).
  */
 export function scheduleRetention(
   deps: RetentionDeps & { logger: Logger },
@@ -135,7 +165,8 @@ export function scheduleRetention(
     intervalMs,
     limit,
     limitsEnabled,
-  }: { intervalMs: number; limit: number; limitsEnabled: boolean },
+    budgetMs = 0,
+  }: { intervalMs: number; limit: number; limitsEnabled: boolean; budgetMs?: number },
 ): ScheduledJob {
   return everyInterval(
     'memory retention',
@@ -143,8 +174,16 @@ export function scheduleRetention(
     deps.logger,
     async () => {
       // Batch after batch until the backlog is drained (bounded: a run never goes on for ever).
+      const deadline = performance.now() + budgetMs;
       for (let batch = 0; batch < MAX_SCHEDULED_BATCHES; batch += 1) {
-        const report = await runRetention(deps, { dryRun: false, limit, limitsEnabled });
+        const left = budgetMs > 0 ? Math.floor(deadline - performance.now()) : 0;
+        if (budgetMs > 0 && left <= 0) break;
+        const report = await runRetention(deps, {
+          dryRun: false,
+          limit,
+          limitsEnabled,
+          budgetMs: left,
+        });
         if (!report.has_more || report.archived === 0) break;
       }
     },

@@ -20,7 +20,8 @@ export interface AdminRouteDeps {
   billing: BillingService;
   /** Dashboard sessions, whose expired rows an operator may clean up. */
   sessions: DashboardSessions;
-  settings: { nearThreshold: number; limitsEnabled: boolean };
+  /** `jobBudgetMs`: the wall-clock budget of one hygiene or retention run. */
+  settings: { nearThreshold: number; limitsEnabled: boolean; jobBudgetMs: number };
   /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
   guard: RequestHandler;
 }
@@ -45,6 +46,7 @@ export function mountAdminRoutes(
         limit: query.limit,
         ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
         nearThreshold: settings.nearThreshold,
+        budgetMs: settings.jobBudgetMs,
       }),
     }),
     runMemoryRetention: async ({ query }) => ({
@@ -54,6 +56,7 @@ export function mountAdminRoutes(
         limit: query.limit,
         ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
         limitsEnabled: settings.limitsEnabled,
+        budgetMs: settings.jobBudgetMs,
       }),
     }),
     reconcileUsage: async () => ({ status: 200, body: await reconcileUsage(db) }),

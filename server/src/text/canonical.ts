@@ -11,11 +11,20 @@ export function canonicalHash(text: string): string {
   return createHash('sha256').update(canonicalText(text)).digest('hex');
 }
 
-function shingles(text: string): Set<string> {
+/** The words and word pairs of a text, the units {@link lexicalSimilarity} compares. */
+export function wordShingles(text: string): Set<string> {
   const tokens = words(text);
   const set = new Set<string>(tokens);
   for (let i = 0; i + 1 < tokens.length; i += 1) set.add(`${tokens[i]} ${tokens[i + 1]}`);
   return set;
+}
+
+/** Jaccard similarity of two {@link wordShingles} sets (0..1). */
+export function shingleSimilarity(left: Set<string>, right: Set<string>): number {
+  if (left.size === 0 && right.size === 0) return 1;
+  let shared = 0;
+  for (const item of left) if (right.has(item)) shared += 1;
+  return shared / (left.size + right.size - shared);
 }
 
 /**
@@ -23,10 +32,5 @@ function shingles(text: string): Set<string> {
  * "dog bites man" and "man bites dog" are not near duplicates.
  */
 export function lexicalSimilarity(a: string, b: string): number {
-  const left = shingles(a);
-  const right = shingles(b);
-  if (left.size === 0 && right.size === 0) return 1;
-  let shared = 0;
-  for (const item of left) if (right.has(item)) shared += 1;
-  return shared / (left.size + right.size - shared);
+  return shingleSimilarity(wordShingles(a), wordShingles(b));
 }

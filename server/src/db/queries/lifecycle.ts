@@ -1,27 +1,37 @@
 import type { Reader } from '../client.js';
-import { and, asc, eq, isNotNull, lte } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import { memories, memoryChunks, type NewMemory, type NewMemoryChunk } from '../schema/index.js';
 import type { Queryable } from './statement.js';
 
 // Re-exported: the lifecycle rules (services/lifecycle/decide.ts) import it from here.
 export type { ClaimHolder } from './claims.js';
 
-/** `change`: replaced by a memory, or archived by a lifecycle rule. */
-export async function markMemoryState(
-  db: Queryable,
-  id: string,
-  change: { state: 'replaced'; replacedBy: string } | { state: 'archived'; rule: 'expiry' },
-): Promise<void> {
-  await db
+/**
+ * Archives these memories by the expiry rule, those still live when it runs (a concurrent write
+ * or run may have changed one since it was read); returns the ids it archived.
+ */
+export async function archiveExpired(db: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
     .update(memories)
-    .set({
-      lifecycleState: change.state,
-      ...(change.state === 'replaced'
-        ? { replacedByMemoryId: change.replacedBy }
-        : { archiveRule: change.rule }),
-      updatedAt: new Date(),
-    })
-    .where(eq(memories.id, id));
+    .set({ lifecycleState: 'archived', archiveRule: 'expiry', updatedAt: new Date() })
+    .where(and(inArray(memories.id, ids), eq(memories.lifecycleState, 'active')))
+    .returning({ id: memories.id });
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Marks these memories replaced by `keptId`, those still live when it runs; returns the ids it
+ * changed.
+ */
+export async function supersedeBy(db: Queryable, keptId: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(memories)
+    .set({ lifecycleState: 'replaced', replacedByMemoryId: keptId, updatedAt: new Date() })
+    .where(and(inArray(memories.id, ids), eq(memories.lifecycleState, 'active')))
+    .returning({ id: memories.id });
+  return rows.map((row) => row.id);
 }
 
 /** Evolution merge: the memory takes the refined text, fields and chunks; its id stays. */
@@ -40,11 +50,22 @@ export async function rewriteMemory(
     await db.insert(memoryChunks).values(chunks.map((chunk) => ({ ...chunk, memoryId: id })));
 }
 
-/** Live memories whose `expires_at` has passed (oldest first). */
+export interface ExpiredMemory {
+  id: string;
+  workspaceId: string;
+  expiresAt: Date | null;
+}
+
+/** Live memories whose `expires_at` has passed, oldest first, the page after `after`. */
 export async function findExpired(
   db: Reader,
-  { workspaceId, limit, now = new Date() }: { workspaceId?: string; limit: number; now?: Date },
-): Promise<Array<{ id: string; workspaceId: string; expiresAt: Date | null }>> {
+  {
+    workspaceId,
+    limit,
+    now = new Date(),
+    after,
+  }: { workspaceId?: string; limit: number; now?: Date; after?: ExpiredMemory },
+): Promise<ExpiredMemory[]> {
   return db
     .select({ id: memories.id, workspaceId: memories.workspaceId, expiresAt: memories.expiresAt })
     .from(memories)
@@ -54,9 +75,12 @@ export async function findExpired(
         isNotNull(memories.expiresAt),
         lte(memories.expiresAt, now),
         workspaceId ? eq(memories.workspaceId, workspaceId) : undefined,
+        after?.expiresAt
+          ? sql`(${memories.expiresAt}, ${memories.id}) > (${after.expiresAt.toISOString()}::timestamptz, ${after.id}::uuid)`
+          : undefined,
       ),
     )
-    .orderBy(asc(memories.expiresAt))
+    .orderBy(asc(memories.expiresAt), asc(memories.id))
     .limit(limit);
 }
 
@@ -74,12 +98,18 @@ export interface DuplicateCandidate {
 }
 
 /**
- * Live memories of the spaces that hold more than one live memory, oldest first, for the
- * hygiene pass to compare within each space.
+ * Live, unexpired memories in the order of the owner index (workspace, owner, oldest first), the
+ * page after `after`: the hygiene pass reads them a page at a time and compares within each
+ * space. One owner's memories are consecutive, so a space never spans two owners' stretches.
  */
-export async function liveMemoriesOfCrowdedSpaces(
+export async function liveMemoriesPage(
   db: Reader,
-  { workspaceId, limit }: { workspaceId?: string; limit: number },
+  {
+    workspaceId,
+    limit,
+    now = new Date(),
+    after,
+  }: { workspaceId?: string; limit: number; now?: Date; after?: DuplicateCandidate },
 ): Promise<DuplicateCandidate[]> {
   return db
     .select({
@@ -98,7 +128,11 @@ export async function liveMemoriesOfCrowdedSpaces(
     .where(
       and(
         eq(memories.lifecycleState, 'active'),
+        or(isNull(memories.expiresAt), gt(memories.expiresAt, now)),
         workspaceId ? eq(memories.workspaceId, workspaceId) : undefined,
+        after
+          ? sql`(${memories.workspaceId}, ${memories.ownerType}, ${memories.ownerId}, ${memories.createdAt}, ${memories.id}) > (${after.workspaceId}::uuid, ${after.ownerType}, ${after.ownerId}, ${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)`
+          : undefined,
       ),
     )
     .orderBy(
@@ -106,6 +140,7 @@ export async function liveMemoriesOfCrowdedSpaces(
       asc(memories.ownerType),
       asc(memories.ownerId),
       asc(memories.createdAt),
+      asc(memories.id),
     )
     .limit(limit);
 }

@@ -236,6 +236,11 @@ export interface ReconcileOptions {
    * finishes late still has its consumption counted). Default one day.
    */
   keepExpiredMs?: number;
+  /**
+   * Paces a periodic run (`jobs/pacing.ts`): asked between statements whether the run's budget
+   * is spent (what is left waits for the next run) and given the chance to yield.
+   */
+  pace?: { readonly spent: boolean; yield(): Promise<void> };
 }
 
 export interface ReconcileReport {
@@ -253,19 +258,21 @@ export interface ReconcileReport {
 export async function reconcileUsage(
   db: Database,
   now: Date = new Date(),
-  { batchSize = 1000, keepExpiredMs = 86_400_000 }: ReconcileOptions = {},
+  { batchSize = 1000, keepExpiredMs = 86_400_000, pace }: ReconcileOptions = {},
 ): Promise<ReconcileReport> {
   const report: ReconcileReport = { expired: 0, purged: 0 };
-  for (;;) {
+  while (!pace?.spent) {
     const expired = await expireReservations(db, { now, limit: batchSize });
     report.expired += expired;
     if (expired < batchSize) break;
+    await pace?.yield();
   }
   const before = new Date(now.getTime() - keepExpiredMs);
-  for (;;) {
+  while (!pace?.spent) {
     const purged = await purgeExpiredReservations(db, { before, limit: batchSize });
     report.purged += purged;
     if (purged < batchSize) break;
+    await pace?.yield();
   }
   return report;
 }
