@@ -40,6 +40,8 @@ const EnvSchema = z.object({
   MNEMO_REQUEST_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(15_000),
   MNEMO_ALLOWED_ORIGINS: commaList,
   MNEMO_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  /** A memory's metadata as JSON, in UTF-8 bytes. */
+  MNEMO_METADATA_MAX_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
   MNEMO_API_KEY_SALT: optionalString.pipe(z.string().min(16).optional()),
   MNEMO_BOOTSTRAP_API_KEY: optionalString.pipe(z.string().min(20).optional()),
   MNEMO_BOOTSTRAP_WORKSPACE: z.string().min(1).default('default'),
@@ -80,6 +82,8 @@ const EnvSchema = z.object({
   MNEMO_ADMIN_HMAC_MAX_SKEW_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   MNEMO_HYGIENE_INTERVAL_MS: z.coerce.number().int().min(0).default(900_000),
   MNEMO_HYGIENE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
+  /** Wall-clock budget of one run of a periodic job (hygiene, retention, reconciliation). */
+  MNEMO_JOB_BUDGET_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   MNEMO_MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   REDIS_URL: optionalString.pipe(z.string().url().optional()),
   MNEMO_KEY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
@@ -158,6 +162,8 @@ export interface AppConfig {
   /** Browser origins allowed to call REST routes; `*` allows any. Requests without Origin pass. */
   allowedOrigins: string[];
   maxBodyBytes: number;
+  /** Largest metadata a write stores, as JSON in UTF-8 bytes (`MNEMO_METADATA_MAX_BYTES`). */
+  metadataMaxBytes: number;
   /** Fixed salt for API-key hashes; when absent one is generated once and kept in the database. */
   apiKeySalt: string | undefined;
   /** A key to register for the first workspace at start-up, so scripts need not read logs. */
@@ -194,15 +200,18 @@ export interface AppConfig {
     /** Largest |now - t| of a signed token, in seconds. */
     hmacMaxSkewSeconds: number;
   };
-  /** The in-process hygiene schedule (0: off) and how many memories one run examines. */
-  hygiene: { intervalMs: number; limit: number };
+  /**
+   * The in-process hygiene schedule (0: off), how many memories one run examines, and the run's
+   * wall-clock budget (`MNEMO_JOB_BUDGET_MS`, as every periodic job's).
+   */
+  hygiene: { intervalMs: number; limit: number; budgetMs: number };
   /**
    * Plan retention on the in-process scheduler (0: off; limits off: never) and how many memories
    * one run archives at most; `POST /admin/memory-retention` runs it on demand.
    */
-  retention: { intervalMs: number; limit: number };
+  retention: { intervalMs: number; limit: number; budgetMs: number };
   /** How often expired metering reservations are refunded in process (0: off). */
-  usageReconcile: { intervalMs: number };
+  usageReconcile: { intervalMs: number; budgetMs: number };
   /**
    * Shared secret of internal subrequests (`x-internal-mcp: 1` + `x-internal-secret`), accepted on
    * POST /v1/memories only; undefined disables them.
@@ -461,6 +470,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     requestDeadlineMs: e.MNEMO_REQUEST_DEADLINE_MS,
     allowedOrigins: e.MNEMO_ALLOWED_ORIGINS,
     maxBodyBytes: e.MNEMO_MAX_BODY_BYTES,
+    metadataMaxBytes: e.MNEMO_METADATA_MAX_BYTES,
     apiKeySalt: e.MNEMO_API_KEY_SALT,
     bootstrapApiKey: e.MNEMO_BOOTSTRAP_API_KEY,
     bootstrapWorkspaceName: e.MNEMO_BOOTSTRAP_WORKSPACE,
@@ -507,9 +517,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           : Date.parse(e.MNEMO_ADMIN_BREAK_GLASS_UNTIL),
       hmacMaxSkewSeconds: e.MNEMO_ADMIN_HMAC_MAX_SKEW_SECONDS,
     },
-    hygiene: { intervalMs: e.MNEMO_HYGIENE_INTERVAL_MS, limit: e.MNEMO_HYGIENE_LIMIT },
-    retention: { intervalMs: e.MNEMO_RETENTION_INTERVAL_MS, limit: e.MNEMO_RETENTION_LIMIT },
-    usageReconcile: { intervalMs: e.MNEMO_USAGE_RECONCILE_INTERVAL_MS },
+    hygiene: {
+      intervalMs: e.MNEMO_HYGIENE_INTERVAL_MS,
+      limit: e.MNEMO_HYGIENE_LIMIT,
+      budgetMs: e.MNEMO_JOB_BUDGET_MS,
+    },
+    retention: {
+      intervalMs: e.MNEMO_RETENTION_INTERVAL_MS,
+      limit: e.MNEMO_RETENTION_LIMIT,
+      budgetMs: e.MNEMO_JOB_BUDGET_MS,
+    },
+    usageReconcile: {
+      intervalMs: e.MNEMO_USAGE_RECONCILE_INTERVAL_MS,
+      budgetMs: e.MNEMO_JOB_BUDGET_MS,
+    },
     rateLimits: {
       redisUrl: e.REDIS_URL,
       keyPerMinute: e.MNEMO_KEY_RATE_LIMIT_PER_MINUTE,

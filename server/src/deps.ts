@@ -132,6 +132,7 @@ export async function createDeps(
       background,
       settings: {
         dedupe: config.dedupe,
+        metadataMaxBytes: config.metadataMaxBytes,
         searchExplain: config.searchExplain,
         episodeWindowSeconds: config.episodeWindowSeconds,
       },

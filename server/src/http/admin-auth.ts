@@ -3,8 +3,9 @@ import type { Request, RequestHandler } from 'express';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ServiceError } from '../errors.js';
-import type { LimitBackend } from '../limits/backend.js';
+import { warnStoreFailure, type LimitBackend } from '../limits/backend.js';
 import type { Logger } from '../logger.js';
+import { waitingOn } from './deadline.js';
 import { sendError } from './errors.js';
 import { clientAddressKey } from './rate-limit.js';
 
@@ -169,8 +170,11 @@ export function adminAuth({
         throw new ServiceError('UNAUTHORIZED', 'Signed x-admin-token replayed: use a new nonce');
       }
       // The nonce store (Redis) is down: replay cannot be ruled out, so refuse (fail closed).
-      logger.error({ err: error }, 'admin nonce store unavailable');
-      throw new ServiceError('SERVICE_UNAVAILABLE', 'Admin authentication is unavailable');
+      warnStoreFailure(logger, error, 'admin nonce store unavailable; signed requests refused');
+      throw new ServiceError(
+        'SERVICE_UNAVAILABLE',
+        'Admin authentication is unavailable: the nonce store (Redis) did not answer',
+      );
     }
     return 'signed';
   }
@@ -178,12 +182,12 @@ export function adminAuth({
   /** Counts the attempt; false when the address is over its failures (answered 429 here). */
   async function admit(req: Request, res: Parameters<RequestHandler>[1], key: string) {
     try {
-      await attempts.consume(key);
+      await waitingOn(res, 'limit_store', attempts.consume(key));
       return true;
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) {
         // The store is down: the guess limit fails open (signed tokens' nonces still fail closed).
-        logger.warn({ err: outcome }, 'admin failure counter unavailable; attempt allowed');
+        warnStoreFailure(logger, outcome, 'admin failure counter unavailable; attempts allowed');
         return true;
       }
       if (outcome.consumedPoints === failures.limit + 1) {

@@ -1,17 +1,59 @@
 import type { RequestHandler, Response } from 'express';
-import { serviceUnavailable } from '../db/faults.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/faults.js';
 import { ServiceError } from '../errors.js';
 import { DeadlineFence, runFenced } from '../services/deadline-fence.js';
 import { sendError } from './errors.js';
 
 const PASSED = Symbol('deadline passed');
 const FENCE = Symbol('deadline fence');
+const WAITING = Symbol('waiting on');
 
 type Locals = Record<symbol, unknown>;
 
 /** Whether {@link requestDeadline} answered this response (the handler may still be running). */
 export function deadlinePassed(res: Response): boolean {
   return (res.locals as Locals)[PASSED] === true;
+}
+
+/** Outside services a request waits on that the deadline can name when it answers for them. */
+export type Dependency = 'limit_store';
+
+const WAITING_ON: Record<Dependency, string> = {
+  limit_store: 'The rate-limit store (Redis) did not answer in time',
+};
+
+/**
+ * Marks the request as waiting on `dependency` until `work` settles, so that a deadline passing
+ * meanwhile names it rather than guessing.
+ */
+export async function waitingOn<T>(
+  res: Response,
+  dependency: Dependency,
+  work: Promise<T>,
+): Promise<T> {
+  const locals = res.locals as Locals;
+  locals[WAITING] = dependency;
+  try {
+    return await work;
+  } finally {
+    if (locals[WAITING] === dependency) delete locals[WAITING];
+  }
+}
+
+/**
+ * The deadline's 503 when nothing was written: it names the outside service the request was
+ * waiting on when it knows one; otherwise it says only that the request ran out of time (the
+ * database, a provider, or load may be why).
+ */
+function notWritten(res: Response): ServiceError {
+  const waiting = (res.locals as Locals)[WAITING] as Dependency | undefined;
+  const cause = waiting ? WAITING_ON[waiting] : 'The request did not finish in time';
+  return new ServiceError(
+    'SERVICE_UNAVAILABLE',
+    `${cause}; nothing was written; retry shortly`,
+    undefined,
+    { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+  );
 }
 
 /** How long the deadline waits for a handler that wrote before it passed to answer by itself. */
@@ -60,7 +102,7 @@ export function requestDeadline({
     const timer = setTimeout(() => {
       if (answered()) return;
       void fence.expire().then(() => {
-        if (fence.commits === 0) return answer(serviceUnavailable());
+        if (fence.commits === 0) return answer(notWritten(res));
         // Something was written: the handler's answer says what; wait for it, bounded.
         const unknown = setTimeout(() => answer(outcomeUnknown()), graceMs);
         unknown.unref();

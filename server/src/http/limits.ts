@@ -4,6 +4,7 @@ import { ServiceError } from '../errors.js';
 import { warnStoreFailure, type Counter, type LimitBackend } from '../limits/backend.js';
 import type { Logger } from '../logger.js';
 import type { RequestAuth } from './auth.js';
+import { waitingOn } from './deadline.js';
 import { sendError } from './errors.js';
 
 const MINUTE_SECONDS = 60;
@@ -136,10 +137,14 @@ export function tenantLimits({
       );
       const keyWindow = auth.apiKeyId ? keyLimit(keyRpm(auth)) : undefined;
       // Both window counters at once: on Redis, one round trip instead of two.
-      const [workspace, key] = await Promise.all([
-        count(workspaceWindow, auth.workspaceId),
-        keyWindow && auth.apiKeyId ? count(keyWindow, auth.apiKeyId) : undefined,
-      ]);
+      const [workspace, key] = await waitingOn(
+        res,
+        'limit_store',
+        Promise.all([
+          count(workspaceWindow, auth.workspaceId),
+          keyWindow && auth.apiKeyId ? count(keyWindow, auth.apiKeyId) : undefined,
+        ]),
+      );
       // The deadline answered while the store was slow: nothing more goes on this response.
       if (res.headersSent) return;
       if (key) setRateLimitHeaders(res, key, workspace);
@@ -163,10 +168,10 @@ export function tenantLimits({
           workspace.resetSeconds,
         );
       }
-      const lease = await backend.leases.acquire(
-        `inflight:${auth.workspaceId}`,
-        inFlight.limit,
-        inFlight.ttlMs,
+      const lease = await waitingOn(
+        res,
+        'limit_store',
+        backend.leases.acquire(`inflight:${auth.workspaceId}`, inFlight.limit, inFlight.ttlMs),
       );
       if (res.headersSent) {
         await lease.release();
@@ -217,7 +222,7 @@ export function clientRateLimit({
   return async function clientRateLimitMiddleware(req, res, next) {
     let state;
     try {
-      state = await count(window, key(req));
+      state = await waitingOn(res, 'limit_store', count(window, key(req)));
     } catch (err) {
       warnStoreFailure(logger, err, 'rate limit store failed; requests allowed');
       return res.headersSent ? undefined : next();

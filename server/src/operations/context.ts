@@ -37,6 +37,7 @@ export interface OperationContext {
   background: BackgroundTasks;
   settings: {
     dedupe: AppConfig['dedupe'];
+    metadataMaxBytes: AppConfig['metadataMaxBytes'];
     /** Attach `_explain` to every search result (an operator setting). */
     searchExplain: boolean;
     episodeWindowSeconds: number;
@@ -97,7 +98,7 @@ export function writePorts(
     db: ctx.writer,
     embeddings: ctx.embeddings,
     quota: ctx.quota,
-    config: { dedupe: ctx.settings.dedupe },
+    config: { dedupe: ctx.settings.dedupe, metadataMaxBytes: ctx.settings.metadataMaxBytes },
     extractor: ctx.extractor,
     onRowsWritten: ctx.onRowsWritten,
   };

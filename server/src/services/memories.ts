@@ -15,6 +15,7 @@ import {
 import { lifecycleHistoryFor } from '../db/queries/events.js';
 import type { DomainEventRow } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
+import { metadataBytes } from './memory-write/budget.js';
 import { recordStorageFreed } from './usage/index.js';
 import { ownerFromAliases, resolveOwner } from './owner.js';
 import { isUuid } from '../ids.js';
@@ -102,7 +103,7 @@ export async function deleteMemory(
   const deleted = isUuid(id) ? await deleteMemoryById(db, workspaceId, id) : undefined;
   if (deleted === undefined) throw notFound(id);
   // What the memory and its extracted children stored no longer counts against the plan's storage.
-  await recordStorageFreed(db, workspaceId, deleted.bytes);
+  await recordStorageFreed(db, workspaceId, deleted.bytes + metadataBytes(deleted.metadata));
   return { id, deleted: true, deleted_children: deleted.childIds };
 }
 

@@ -7,7 +7,7 @@ import type { AppDeps } from '../../src/deps.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { createDeps } from '../../src/deps.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 export interface TestTenant {
@@ -60,11 +60,22 @@ export function testConfig(env: Record<string, string> = {}): AppConfig {
 /** The real app over a fresh database of the current backend (PGlite or PostgreSQL). */
 export async function createTestApp(
   env: Record<string, string> = {},
-  overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'limits'>> = {},
+  {
+    logger,
+    ...overrides
+  }: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'limits'>> & {
+    /** Where the app logs (default: the configured level, silent in tests). */
+    logger?: Logger;
+  } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);
-  const deps = await createDeps(config, createLogger(config.logLevel), database, overrides);
+  const deps = await createDeps(
+    config,
+    logger ?? createLogger(config.logLevel),
+    database,
+    overrides,
+  );
   const mcpSessions = mcpSessionStore(deps);
   const addTenant = async (name = 'test'): Promise<TestTenant> => {
     const workspace = await createWorkspace(database.db, { name });

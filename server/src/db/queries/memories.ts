@@ -1,6 +1,11 @@
 import type { Reader, Writer } from '../client.js';
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { memories, memoryChunks, type Memory as MemoryRow } from '../schema/index.js';
+import {
+  memories,
+  memoryChunks,
+  type Memory as MemoryRow,
+  type MemoryMetadata,
+} from '../schema/index.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { memoryTimeWithin } from './recall.js';
 import { Statement } from './statement.js';
@@ -77,6 +82,8 @@ export interface DeletedMemory {
   childIds: string[];
   /** UTF-8 bytes of the texts deleted: the memory's and its descendants'. */
   bytes: number;
+  /** The deleted memory's metadata (what it counted for is the service's rule). */
+  metadata: MemoryMetadata;
 }
 
 /** The delete and its `deleted` events, one statement. */
@@ -104,7 +111,7 @@ export async function deleteMemoryById(
   const textBytes = sql<number>`octet_length(${memories.text})`;
   return db.transaction(async (tx) => {
     const [target] = await tx
-      .select({ bytes: textBytes })
+      .select({ bytes: textBytes, metadata: memories.metadata })
       .from(memories)
       .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)))
       .for('update');
@@ -133,6 +140,6 @@ export async function deleteMemoryById(
       })),
     ];
     await DELETE_MEMORY.run(tx, { workspaceId, id, events: eventRecords(events) });
-    return { childIds, bytes };
+    return { childIds, bytes, metadata: target.metadata };
   });
 }

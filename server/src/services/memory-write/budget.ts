@@ -47,7 +47,11 @@ export async function reserveWrite(
   write: PreparedWrite,
 ): Promise<WriteBudget> {
   const { workspaceId, payload } = write.request;
-  const base = { workspaceId, writes: 1, storageBytes: storedBytes(payload.text) };
+  const base = {
+    workspaceId,
+    writes: 1,
+    storageBytes: storedBytes(payload.text, write.metadata),
+  };
   let embedding: UsageAmounts | undefined =
     write.chunks.length > 0
       ? { embeds: write.chunks.length, embedTokens: estimateEmbedTokens(write.chunks) }
@@ -80,8 +84,18 @@ export async function reserveWrite(
   }
 }
 
-/** The bytes of memory text a write stores: its text in UTF-8 (children are not counted). */
-export const storedBytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+/** The bytes a memory's metadata counts for: its JSON in UTF-8; none when it is empty. */
+export function metadataBytes(metadata: Record<string, unknown> | undefined): number {
+  if (!metadata || Object.keys(metadata).length === 0) return 0;
+  return Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+}
+
+/**
+ * The bytes a write stores, as the storage cap counts them: its text in UTF-8 and its metadata
+ * as JSON (children, which repeat both, are not counted).
+ */
+export const storedBytes = (text: string, metadata?: Record<string, unknown>): number =>
+  Buffer.byteLength(text, 'utf8') + metadataBytes(metadata);
 
 /** What a write that stored something consumed, for the reservation's commit. */
 export interface WriteConsumption {

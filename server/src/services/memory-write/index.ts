@@ -8,7 +8,7 @@ import { settle } from './idempotency.js';
 import { insertPlanned, planInsert } from './insert.js';
 import { safetyOf } from './response.js';
 import type { MemoryWriteDeps, WriteRequest, WriteResult } from './types.js';
-import { checkLookups, lookupKeys, prepareWrite } from './validate.js';
+import { checkLookups, checkMetadataSize, lookupKeys, prepareWrite } from './validate.js';
 
 export type { MemoryWriteDeps, WriteRequest, WriteResult } from './types.js';
 export { memorySpace } from './validate.js';
@@ -49,6 +49,7 @@ export async function writeMemory(
   request: WriteRequest,
 ): Promise<WriteResult> {
   const write = prepareWrite(request);
+  checkMetadataSize(write.metadata, deps.config.metadataMaxBytes);
   // An in-process embedder costs less than a round trip: embed first and fetch the nearest
   // memories with the lookups. A remote one runs only once the write is known to need it, after
   // the quota reservation.
@@ -113,7 +114,9 @@ export async function writeMemory(
       consumed = {
         storageBytes: Math.max(
           0,
-          storedBytes(request.payload.text) - storedBytes(decision.previousText),
+          // The metadata the merge sets counts in full (the previous metadata is not known here).
+          storedBytes(request.payload.text, request.payload.metadata) -
+            storedBytes(decision.previousText),
         ),
         embedded: budget.embed ? write.chunks : [],
         extracted: false,
@@ -136,7 +139,7 @@ export async function writeMemory(
       result = await settle(deps.db, write, () => insertPlanned(deps, write, plan));
       rowsWritten = plan.rows;
       consumed = {
-        storageBytes: storedBytes(request.payload.text),
+        storageBytes: storedBytes(request.payload.text, write.metadata),
         embedded: budget.embed ? [...write.chunks, ...childTexts] : [],
         extracted: extraction.outcome.status !== 'skipped',
       };

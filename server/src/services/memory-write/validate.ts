@@ -9,6 +9,7 @@ import { canonicalHash } from '../../text/canonical.js';
 import { chunkText } from '../chunking.js';
 import { assessMemory } from '../lifecycle/intelligence.js';
 import { resolveOwner } from '../owner.js';
+import { metadataBytes } from './budget.js';
 import { DEDUPE_CANDIDATES } from './dedupe.js';
 import { requestHash, reusedKey } from './idempotency.js';
 import type { PreparedWrite, WriteRequest, WriteResult } from './types.js';
@@ -22,6 +23,20 @@ export function memorySpace(workspaceId: string, payload: MemoryInsertPayload): 
     namespace: payload.namespace ?? null,
     containerTag: payload.containerTag ?? null,
   };
+}
+
+/**
+ * Metadata is stored with every memory (and its children) and counted by the storage cap: past
+ * `maxBytes` as JSON the write is refused, 400 before anything is looked up or reserved.
+ */
+export function checkMetadataSize(metadata: Record<string, unknown>, maxBytes: number): void {
+  const bytes = metadataBytes(metadata);
+  if (bytes <= maxBytes) return;
+  throw new ServiceError(
+    'BAD_REQUEST',
+    `metadata is ${bytes} bytes as JSON; a memory stores at most ${maxBytes}`,
+    { metadata: [`must be at most ${maxBytes} bytes as JSON (UTF-8)`] },
+  );
 }
 
 /** What the request says on its own: no I/O, so it all happens before the first lookup. */
