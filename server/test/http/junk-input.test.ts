@@ -8,6 +8,7 @@ import { attachClientErrorHandler } from '../../src/http/client-error.js';
 import { memories } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
+import { DASHBOARD_ENV, signToken } from '../dashboard/support.js';
 
 /** JSON as a client that escapes lone surrogates sends it (JSON.stringify does). */
 const json = (value: unknown) => JSON.stringify(value);
@@ -16,7 +17,8 @@ describeDb('junk input is a 400 envelope, never a 500', () => {
   let t: TestApp;
   let auth: string;
   beforeAll(async () => {
-    t = await createTestApp();
+    // The identity provider's settings too: the dashboard's sign-in takes junk tokens below.
+    t = await createTestApp(DASHBOARD_ENV);
     auth = `Bearer ${t.tenant.apiKey}`;
   });
   afterAll(async () => t?.close());
@@ -96,6 +98,93 @@ describeDb('junk input is a 400 envelope, never a 500', () => {
         nested: [{ deep: '\ud800' }],
       });
       expectBadRequest(res, 'nested.0.deep');
+    });
+  });
+
+  describe('inputs that cost work (issue 33): bounded, 400 or 401, never a 5xx', () => {
+    const statuses: number[] = [];
+    const record = (res: request.Response) => {
+      statuses.push(res.status);
+      return res;
+    };
+    afterAll(() => {
+      expect(statuses.filter((status) => status >= 500)).toEqual([]);
+    });
+
+    const filterOf = (keys: number, value = 'v') =>
+      Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, value]));
+
+    it.each([
+      ['65 keys', filterOf(65)],
+      ['20,000 keys (seconds of the event loop before)', filterOf(20_000)],
+      ['40,000 keys (past the database parameter limit: a 500 before)', filterOf(40_000)],
+      ['one 20 KB value', { k: 'x'.repeat(20_000) }],
+    ])('a metadata filter of %s is refused on search and context', async (_what, metadata) => {
+      for (const path of ['/v1/search', '/v1/context']) {
+        const started = Date.now();
+        const res = record(await post(path, { owner_id: 'u1', query: 'q', filters: { metadata } }));
+        expectBadRequest(res, 'filters.metadata');
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+    });
+
+    it.each([
+      ['one 20 KB value', { blob: 'x'.repeat(20_000) }],
+      ['2,000 small keys', filterOf(2_000, 'value')],
+    ])(
+      'metadata of %s is refused on a write and an ingest, nothing stored',
+      async (_what, metadata) => {
+        const before = await rows();
+        expectBadRequest(
+          record(await post('/v1/memories', { owner_id: 'u1', text: 'tea', metadata })),
+          'metadata',
+        );
+        expectBadRequest(
+          record(
+            await post('/v1/ingest', {
+              type: 'document',
+              owner_id: 'u1',
+              text: 'First part.\n\nSecond part.',
+              metadata,
+            }),
+          ),
+          'metadata',
+        );
+        expect(await rows()).toBe(before);
+      },
+    );
+
+    it('junk JWT claims at dashboard sign-in are 400 or 401; odd but well-formed ones sign in', async () => {
+      const unusable = [
+        '',
+        'user\u0000one',
+        '\ud800',
+        '\udfff\ud800',
+        'u'.repeat(10_000),
+        '\u0007bell',
+      ];
+      const tokens = [
+        ...(await Promise.all(unusable.map((sub) => signToken(sub)))),
+        await signToken('fine-user', { claims: { email: 'a\u0000@x.test' } }),
+        await signToken('fine-user', { claims: { email: 'x'.repeat(5_000) } }),
+        await signToken('fine-user', { claims: { email: { nested: true } as unknown as string } }),
+        'not-a-jwt',
+        'a.b.c',
+        '',
+        'x'.repeat(20_000),
+      ];
+      const bootstrap = (token: string) =>
+        request(t.app).post('/v1/dashboard/bootstrap').send({ access_token: token });
+      for (const token of tokens) {
+        const boot = record(await bootstrap(token));
+        expect([400, 401], `${boot.status} ${JSON.stringify(boot.body).slice(0, 200)}`).toContain(
+          boot.status,
+        );
+      }
+      // A subject is an opaque identifier: format characters and path-like text are names.
+      for (const sub of ['\u202eadmin', '../../etc/passwd', 'ünïcödé 用户 🙂']) {
+        expect(record(await bootstrap(await signToken(sub))).status).toBe(200);
+      }
     });
   });
 
