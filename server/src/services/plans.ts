@@ -18,6 +18,7 @@ import {
   grantInternalEntitlement,
   rollEntitlementPeriod,
 } from '../db/queries/entitlements.js';
+import { workspacesOfItsOwner } from '../db/queries/dashboard.js';
 import type { WorkspaceEntitlement } from '../db/schema/index.js';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -120,6 +121,8 @@ export function effectivePlan(
   workspaceId: string,
   entitlement: WorkspaceEntitlement | undefined,
   now: Date,
+  /** Free workspaces that share one owner's daily caps ({@link PlanServiceOptions.ownerShare}). */
+  dailyShare = 1,
 ): EffectivePlan {
   const day = utcDay(now);
   const plan = entitlement ? planOf(entitlement.plan) : PLANS.launch;
@@ -132,6 +135,12 @@ export function effectivePlan(
     const floor = planCaps(PLANS.launch);
     for (const resource of DAILY_RESOURCES)
       caps[resource] = Math.min(caps[resource], floor[resource]);
+  }
+  if (entitlement?.entitlementSource === 'internal_grant' && dailyShare > 1) {
+    // One owner's free workspaces split one workspace's daily caps: a new workspace is not a
+    // new day's worth of free usage.
+    for (const resource of DAILY_RESOURCES)
+      caps[resource] = Math.max(1, Math.floor(caps[resource] / dailyShare));
   }
   const spans: Record<UsageWindow, UsageWindowSpan> = {
     day: { kind: 'day', start: day.key, resetsAt: day.end },
@@ -210,6 +219,13 @@ export interface PlanServiceOptions {
   cacheMs?: number;
   /** Where entitlements come from; default the database (tests inject failures here). */
   loader?: EntitlementLoader;
+  /**
+   * How many workspaces share the daily caps of this one, a workspace on an internal grant (no
+   * payment): the number its owner owns (default, from the database, when `loader` is not given;
+   * else 1). Each gets an equal part, so a dashboard user's workspaces together never have more
+   * than one workspace's daily caps.
+   */
+  ownerShare?: (workspaceId: string) => Promise<number>;
   /** Told why an entitlement could not be read. */
   logger?: Logger;
 }
@@ -221,6 +237,8 @@ interface CachedEntitlement {
   entitlement: WorkspaceEntitlement | undefined;
   /** When it was read (ms). */
   at: number;
+  /** Workspaces sharing its owner's daily caps (1: none). */
+  dailyShare: number;
   /** The effective plan computed from it, and the span of time (ms) it holds for. */
   plan?: { value: EffectivePlan; from: number; until: number };
 }
@@ -233,7 +251,7 @@ interface CachedEntitlement {
 function planOfCached(workspaceId: string, cached: CachedEntitlement, now: Date): EffectivePlan {
   const at = now.getTime();
   if (cached.plan && at >= cached.plan.from && at < cached.plan.until) return cached.plan.value;
-  const value = effectivePlan(workspaceId, cached.entitlement, now);
+  const value = effectivePlan(workspaceId, cached.entitlement, now, cached.dailyShare);
   const changes = [utcDay(now).end, value.period.end];
   const { periodStart, periodEnd, graceUntil } = cached.entitlement ?? {};
   for (const moment of [periodStart, periodEnd, graceUntil])
@@ -252,6 +270,7 @@ export class PlanService {
   private readonly cache = new Map<string, CachedEntitlement>();
   private readonly cacheMs: number;
   private readonly loader: EntitlementLoader;
+  private readonly ownerShare: (workspaceId: string) => Promise<number>;
   private readonly logger: Logger | undefined;
   readonly internalGrantPlan: PlanCode | undefined;
   readonly internalGrantRetention: boolean;
@@ -261,6 +280,11 @@ export class PlanService {
     this.internalGrantRetention = options.internalGrantRetention ?? true;
     this.cacheMs = options.cacheMs ?? 30_000;
     this.loader = options.loader ?? databaseEntitlements(db, options.internalGrantPlan);
+    this.ownerShare =
+      options.ownerShare ??
+      (options.loader
+        ? async () => 1
+        : async (workspaceId) => Math.max(1, await workspacesOfItsOwner(db, workspaceId)));
     this.logger = options.logger;
   }
 
@@ -279,8 +303,11 @@ export class PlanService {
 
   private async load(workspaceId: string, now: Date): Promise<EffectivePlan> {
     let entitlement: WorkspaceEntitlement | undefined;
+    let dailyShare = 1;
     try {
       entitlement = await this.loader(workspaceId, now);
+      if (entitlement?.entitlementSource === 'internal_grant')
+        dailyShare = await this.ownerShare(workspaceId);
     } catch (err) {
       this.logger?.warn({ err, workspace_id: workspaceId }, 'entitlement check failed');
       throw new ServiceError(
@@ -290,7 +317,7 @@ export class PlanService {
         { 'Retry-After': String(ENTITLEMENT_RETRY_AFTER_SECONDS) },
       );
     }
-    const entry: CachedEntitlement = { entitlement, at: now.getTime() };
+    const entry: CachedEntitlement = { entitlement, at: now.getTime(), dailyShare };
     this.cache.set(workspaceId, entry);
     return planOfCached(workspaceId, entry, now);
   }

@@ -1,5 +1,18 @@
 import type { Reader, Writer } from '../client.js';
-import { and, asc, count, desc, eq, gt, gte, isNotNull, isNull, lte, sql } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lte,
+  sql,
+} from 'drizzle-orm';
 import { lostAnswer } from '../faults.js';
 import {
   type ApiKey,
@@ -236,4 +249,20 @@ export async function workspaceCounts(db: Reader, workspaceId: string): Promise<
     },
     requests24h: requests[0]?.n ?? 0,
   };
+}
+
+/**
+ * How many workspaces the owner of this one owns (this one included); 0 for a workspace no
+ * dashboard user owns (the bootstrap workspace, one made by an operator).
+ */
+export async function workspacesOfItsOwner(db: Reader, workspaceId: string): Promise<number> {
+  const mine = db
+    .select({ userId: workspaceMembers.userId })
+    .from(workspaceMembers)
+    .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.role, 'owner')));
+  const [row] = await db
+    .select({ n: sql<number>`count(distinct ${workspaceMembers.workspaceId})::int` })
+    .from(workspaceMembers)
+    .where(and(eq(workspaceMembers.role, 'owner'), inArray(workspaceMembers.userId, mine)));
+  return Number(row?.n ?? 0);
 }
