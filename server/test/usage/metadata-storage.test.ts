@@ -11,7 +11,7 @@ describeDb('metadata: bounded on writes and counted by the storage meter', () =>
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ MNEMO_LIMITS: 'on', MNEMO_METADATA_MAX_BYTES: String(MAX_BYTES) });
-  });
+  }, 60_000);
   afterAll(async () => t?.close());
 
   const storageUsed = async () => {

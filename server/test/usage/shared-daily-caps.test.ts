@@ -9,7 +9,7 @@ describeDb("one owner's free workspaces share one workspace's daily caps", () =>
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
-  });
+  }, 60_000);
   afterAll(async () => database?.close());
 
   const launch = planCaps(PLANS.launch);
