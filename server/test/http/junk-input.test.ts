@@ -20,7 +20,7 @@ describeDb('junk input is a 400 envelope, never a 500', () => {
     // The identity provider's settings too: the dashboard's sign-in takes junk tokens below.
     t = await createTestApp(DASHBOARD_ENV);
     auth = `Bearer ${t.tenant.apiKey}`;
-  });
+  }, 60_000);
   afterAll(async () => t?.close());
 
   const rows = async () => (await t.database.db.select({ n: count() }).from(memories))[0]!.n;
