@@ -158,6 +158,7 @@ export function createApp(
       limitsEnabled: config.limits.enabled,
       unsettled: (workspaceId) => deps.quota.unsettled?.(workspaceId) ?? [],
     },
+    operations,
     tenant,
   );
   mountBillingRoutes(

@@ -208,6 +208,7 @@ export function checkResponse(response: RecordedResponse, routes = walkContract(
   if (MCP_PATHS.some((mcp) => path === mcp || path === `${mcp}/`))
     return checkMcp(response, method);
   if (lower === CONSOLE_PATH || lower.startsWith(`${CONSOLE_PATH}/`)) return checkConsole(response);
+  if (path === '/' && (method === 'GET' || method === 'HEAD')) return checkRoot(response, method);
 
   const candidates = routesForPath(path, routes);
   if (candidates.length === 0) {
@@ -341,6 +342,23 @@ function checkConsole(response: RecordedResponse): CheckResult {
     return { subject, skipped: 'console not built' };
   if (response.status >= 400) return { subject, problem: `${response.status} answered as ${type}` };
   return { subject, skipped: 'static console files (HTML, scripts, styles)' };
+}
+
+/** `GET /` points to the console: a redirect for a browser, a small JSON for anything else. */
+function checkRoot(response: RecordedResponse, method: string): CheckResult {
+  const subject = 'GET / (pointer to the console)';
+  if (response.status === 302) {
+    return header(response, 'location') === `${CONSOLE_PATH}/`
+      ? { subject }
+      : { subject, problem: `redirects to ${header(response, 'location')}, not ${CONSOLE_PATH}/` };
+  }
+  if (response.status >= 400) return checkOutside(response, method, subject);
+  if (method === 'HEAD') return { subject, skipped: 'HEAD has no body' };
+  const parsed = parseJson(response);
+  const body = parsed.kind === 'json' ? (parsed.value as Record<string, unknown>) : undefined;
+  return body?.console === `${CONSOLE_PATH}/`
+    ? { subject }
+    : { subject, problem: `answered ${response.status} without a link to ${CONSOLE_PATH}/` };
 }
 
 /** Routes the published contract covers (not the operator routes). */

@@ -175,6 +175,13 @@ export const ListMemoriesQuery = z
     metadata: MetadataQuery.optional(),
     start_time: IsoTimestamp.optional(),
     end_time: IsoTimestamp.optional(),
+    parent_memory_id: z
+      .string()
+      .uuid()
+      .optional()
+      .describe(
+        'Only the memories extracted from this one (their parent_memory_id). The owner rule still applies: give the parent’s owner.',
+      ),
     // One owner rule for every call: no owner id is the default owner. Listing every owner is asked for.
     all_owners: z
       .enum(['true', 'false', '1', '0'])

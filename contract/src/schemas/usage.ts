@@ -211,3 +211,65 @@ export const UsageResponse = z.object({
   grace_soft_downgrade: z.boolean().optional(),
 });
 export type UsageResponse = z.infer<typeof UsageResponse>;
+
+/** The longest history `GET /v1/usage/history` returns, in days. */
+export const USAGE_HISTORY_MAX_DAYS = 90;
+
+export const UsageHistoryQuery = z
+  .object({
+    days: z.coerce
+      .number({ invalid_type_error: 'must be an integer' })
+      .int()
+      .min(1)
+      .max(USAGE_HISTORY_MAX_DAYS)
+      .optional()
+      .describe('How many UTC days, today included (default 30).'),
+  })
+  .strict();
+export type UsageHistoryQuery = z.infer<typeof UsageHistoryQuery>;
+
+/** One UTC day of a workspace's consumption. */
+export const UsageHistoryDay = z.object({
+  /** `YYYY-MM-DD` (UTC). */
+  day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  /** HTTP requests the audit log recorded for the workspace, whatever their outcome. */
+  requests: z.number().int().min(0),
+  /** Of those, the ones refused with 429 (a rate limit or a cap). */
+  rate_limited: z.number().int().min(0),
+  /** Metered consumption (the daily counters of `GET /v1/usage/today`). */
+  writes: z.number().int().min(0),
+  reads: z.number().int().min(0),
+  embeds: z.number().int().min(0),
+});
+export type UsageHistoryDay = z.infer<typeof UsageHistoryDay>;
+
+/** `GET /v1/usage/history`: every day of the window, oldest first, days without use as zeros. */
+export const UsageHistoryResponse = z.object({
+  days: z.array(UsageHistoryDay),
+});
+export type UsageHistoryResponse = z.infer<typeof UsageHistoryResponse>;
+
+/** How many owners `GET /v1/usage/memories` lists, largest first. */
+export const MEMORY_BREAKDOWN_MAX_OWNERS = 100;
+
+/** `GET /v1/usage/memories`: what the workspace stores, by lifecycle state and by owner. */
+export const MemoryBreakdownResponse = z.object({
+  total: z.number().int().min(0),
+  by_state: z.object({
+    active: z.number().int().min(0),
+    replaced: z.number().int().min(0),
+    archived: z.number().int().min(0),
+  }),
+  /** Owners holding the most memories (at most 100), with their counts. */
+  by_owner: z.array(
+    z.object({
+      owner_id: z.string(),
+      owner_type: z.string(),
+      total: z.number().int().min(0),
+      active: z.number().int().min(0),
+    }),
+  ),
+  /** Every owner with at least one memory (`by_owner` may list fewer). */
+  owners: z.number().int().min(0),
+});
+export type MemoryBreakdownResponse = z.infer<typeof MemoryBreakdownResponse>;

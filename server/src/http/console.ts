@@ -33,6 +33,17 @@ export function consoleRoutes({ dir = DEFAULT_CONSOLE_DIR }: { dir?: string } = 
     next();
   };
   router.get(CONSOLE_PATH, (_req, res) => res.redirect(301, `${CONSOLE_PATH}/`));
+  // The server's root points somewhere useful: a browser goes to the console, a program reads
+  // where the console, the API description and health are.
+  router.get('/', (req, res) => {
+    if (req.accepts(['json', 'html']) === 'html') return res.redirect(302, `${CONSOLE_PATH}/`);
+    res.json({
+      name: 'Mnemo',
+      console: `${CONSOLE_PATH}/`,
+      openapi: '/v1/openapi.json',
+      health: '/healthz',
+    });
+  });
   router.use(
     CONSOLE_PATH,
     securityHeaders,

@@ -12,6 +12,7 @@ import { guard, type GuardedOperation, type PolicyMachinery } from './policy.js'
 import { replaySearch } from './replay-search.js';
 import { searchMemories } from './search-memories.js';
 import { sendFeedback } from './send-feedback.js';
+import { getMemoryBreakdown, getUsageHistory } from './usage-history.js';
 import { writeMemory } from './write-memory.js';
 
 export type { Caller, CallerVia, OperationContext } from './context.js';
@@ -39,6 +40,8 @@ export const OPERATIONS = {
   exportOwner,
   importOwner,
   eraseOwner,
+  getUsageHistory,
+  getMemoryBreakdown,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -75,5 +78,7 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     exportOwner: guard(exportOwner, ctx, machinery),
     importOwner: guard(importOwner, ctx, machinery),
     eraseOwner: guard(eraseOwner, ctx, machinery),
+    getUsageHistory: guard(getUsageHistory, ctx, machinery),
+    getMemoryBreakdown: guard(getMemoryBreakdown, ctx, machinery),
   };
 }

@@ -2,8 +2,10 @@ import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
 import { requireAuth } from '../http/auth.js';
+import { callerOf } from '../http/request-inputs.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
+import type { Operations } from '../operations/index.js';
 import { usageToday, type UsageDeps } from '../services/usage/index.js';
 
 const s = initServer();
@@ -12,12 +14,21 @@ export function mountUsageRoutes(
   target: IRouter,
   table: RouteTable,
   usage: UsageDeps,
+  operations: Pick<Operations, 'getUsageHistory' | 'getMemoryBreakdown'>,
   middleware: RequestHandler[],
 ): void {
   const implementation = s.router(contract.usage, {
     getUsageToday: async ({ req }) => ({
       status: 200,
       body: await usageToday(usage, requireAuth(req).workspaceId),
+    }),
+    getUsageHistory: async ({ req, query }) => ({
+      status: 200,
+      body: await operations.getUsageHistory(callerOf(req, 'rest'), query),
+    }),
+    getMemoryBreakdown: async ({ req }) => ({
+      status: 200,
+      body: await operations.getMemoryBreakdown(callerOf(req, 'rest'), {}),
     }),
   });
   mountContract(target, table, contract.usage, implementation, middleware);

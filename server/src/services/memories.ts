@@ -129,6 +129,7 @@ export async function listMemories(
       ...(query.metadata !== undefined ? { metadata: query.metadata } : {}),
       ...(query.start_time ? { effectiveFrom: new Date(query.start_time) } : {}),
       ...(query.end_time ? { effectiveTo: new Date(query.end_time) } : {}),
+      ...(query.parent_memory_id ? { parentMemoryId: query.parent_memory_id } : {}),
     },
     { limit: pageSize, offset: (page - 1) * pageSize },
   );

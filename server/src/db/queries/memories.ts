@@ -22,6 +22,8 @@ export interface MemoryListFilter {
   metadata?: Record<string, string | number | boolean | null>;
   effectiveFrom?: Date;
   effectiveTo?: Date;
+  /** Only the memories extracted from this one. */
+  parentMemoryId?: string;
 }
 
 // Qualified by hand: inside a select list drizzle renders columns unqualified, and a bare "id"
@@ -48,6 +50,9 @@ function listConditions(filter: MemoryListFilter): SQL | undefined {
   if (filter.ownerType !== undefined) conditions.push(eq(memories.ownerType, filter.ownerType));
   if (filter.namespace !== undefined) conditions.push(eq(memories.namespace, filter.namespace));
   if (filter.memoryType !== undefined) conditions.push(eq(memories.memoryType, filter.memoryType));
+  if (filter.parentMemoryId !== undefined) {
+    conditions.push(eq(memories.parentMemoryId, filter.parentMemoryId));
+  }
   if (filter.metadata !== undefined) {
     conditions.push(sql`${memories.metadata} @> ${JSON.stringify(filter.metadata)}::jsonb`);
   }

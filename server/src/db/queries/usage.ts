@@ -1,8 +1,8 @@
-import { and, eq, or, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, or, sql } from 'drizzle-orm';
 import { DatabaseError, ServiceError } from '../../errors.js';
 import { type Reader, type Writer, executeRows, statementPoolOf } from '../client.js';
 import { lostAnswer } from '../faults.js';
-import { type ReservedAmount, usageCounters } from '../schema/index.js';
+import { auditLog, memories, type ReservedAmount, usageCounters } from '../schema/index.js';
 import { type Queryable, type Step, step, Statement } from './statement.js';
 
 export type WindowKind = ReservedAmount['window_kind'];
@@ -483,4 +483,124 @@ export async function decreaseUsed(
         eq(usageCounters.resource, counter.resource),
       ),
     );
+}
+
+/** One UTC day of a workspace's metered counters and audited requests. */
+export interface UsageDayRow {
+  day: string;
+  requests: number;
+  rateLimited: number;
+  writes: number;
+  reads: number;
+  embeds: number;
+}
+
+/**
+ * The workspace's daily counters (writes, reads, embeds) and its audited requests per UTC day
+ * from `firstDay` on. Days without either are absent; the caller fills the gaps.
+ */
+export async function readUsageHistory(
+  db: Reader,
+  workspaceId: string,
+  firstDay: string,
+): Promise<UsageDayRow[]> {
+  const [counters, requests] = await Promise.all([
+    db
+      .select({
+        day: usageCounters.windowStart,
+        resource: usageCounters.resource,
+        used: usageCounters.used,
+      })
+      .from(usageCounters)
+      .where(
+        and(
+          eq(usageCounters.workspaceId, workspaceId),
+          eq(usageCounters.windowKind, 'day'),
+          gte(usageCounters.windowStart, firstDay),
+          inArray(usageCounters.resource, ['writes', 'reads', 'embeds']),
+        ),
+      ),
+    db
+      .select({
+        day: sql<string>`to_char(${auditLog.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`,
+        requests: sql<number>`count(*)::int`,
+        rateLimited: sql<number>`(count(*) filter (where ${auditLog.status} = 429))::int`,
+      })
+      .from(auditLog)
+      .where(
+        and(
+          eq(auditLog.workspaceId, workspaceId),
+          gte(auditLog.createdAt, new Date(`${firstDay}T00:00:00Z`)),
+        ),
+      )
+      .groupBy(sql`1`),
+  ]);
+  const byDay = new Map<string, UsageDayRow>();
+  const dayOf = (day: string) => {
+    let row = byDay.get(day);
+    if (!row) {
+      row = { day, requests: 0, rateLimited: 0, writes: 0, reads: 0, embeds: 0 };
+      byDay.set(day, row);
+    }
+    return row;
+  };
+  for (const counter of counters) {
+    const row = dayOf(counter.day);
+    const used = Number(counter.used);
+    if (counter.resource === 'writes') row.writes = used;
+    else if (counter.resource === 'reads') row.reads = used;
+    else if (counter.resource === 'embeds') row.embeds = used;
+  }
+  for (const audited of requests) {
+    const row = dayOf(audited.day);
+    row.requests = Number(audited.requests);
+    row.rateLimited = Number(audited.rateLimited);
+  }
+  return [...byDay.values()];
+}
+
+export interface OwnerCount {
+  ownerId: string;
+  ownerType: string;
+  total: number;
+  active: number;
+}
+
+/** The workspace's memories by lifecycle state, and its `limit` largest owners. */
+export async function readMemoryBreakdown(
+  db: Reader,
+  workspaceId: string,
+  limit: number,
+): Promise<{ byState: Map<string, number>; owners: OwnerCount[]; ownerCount: number }> {
+  const inWorkspace = eq(memories.workspaceId, workspaceId);
+  const [states, owners, [distinct]] = await Promise.all([
+    db
+      .select({ state: memories.lifecycleState, total: sql<number>`count(*)::int` })
+      .from(memories)
+      .where(inWorkspace)
+      .groupBy(memories.lifecycleState),
+    db
+      .select({
+        ownerId: memories.ownerId,
+        ownerType: memories.ownerType,
+        total: sql<number>`count(*)::int`,
+        active: sql<number>`(count(*) filter (where ${memories.lifecycleState} = 'active'))::int`,
+      })
+      .from(memories)
+      .where(inWorkspace)
+      .groupBy(memories.ownerType, memories.ownerId)
+      .orderBy(sql`count(*) desc`, memories.ownerId)
+      .limit(limit),
+    db
+      .select({
+        owners: sql<number>`count(distinct (${memories.ownerType}, ${memories.ownerId}))::int`,
+      })
+      .from(memories)
+      .where(inWorkspace),
+  ]);
+  return {
+    byState: new Map(states.map((row) => [row.state, Number(row.total)])),
+    owners: owners.map((row) => ({ ...row, total: Number(row.total), active: Number(row.active) })),
+    ownerCount: Number(distinct?.owners ?? 0),
+  };
 }

@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import {
   CAP_ALERT_RATIOS,
+  MEMORY_BREAKDOWN_MAX_OWNERS,
+  type MemoryBreakdownResponse,
   USAGE_RESOURCES,
+  type UsageHistoryResponse,
   type UsageCapAlert,
   type UsageResource,
   type UsageResponse,
 } from '@mnemo/contract';
-import type { Database } from '../../db/client.js';
+import type { Database, Reader } from '../../db/client.js';
 import { getEntitlement } from '../../db/queries/entitlements.js';
 import {
   type CounterRow,
   decreaseUsed,
   expireReservations,
   purgeExpiredReservations,
+  readMemoryBreakdown,
   readUsageCounters,
+  readUsageHistory,
   reserveUsage,
   settleReservation,
 } from '../../db/queries/usage.js';
@@ -443,5 +448,70 @@ async function unlimitedUsage(
     cap_alerts: [],
     operational_mode: 'normal',
     grace_soft_downgrade: false,
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+/** Every UTC day of the last `days` (today included), oldest first, with zeros where unused. */
+export async function usageHistory(
+  db: Reader,
+  workspaceId: string,
+  days: number,
+  now: Date = new Date(),
+  /** What this process's usage blocks hold but have not written yet (as `usageToday` counts it). */
+  unsettled: UnsettledUsage[] = [],
+): Promise<UsageHistoryResponse> {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const keys = Array.from({ length: days }, (_, i) =>
+    new Date(today - (days - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+  );
+  const rows = new Map(
+    (await readUsageHistory(db, workspaceId, keys[0]!)).map((row) => [row.day, row]),
+  );
+  return {
+    days: keys.map((day) => {
+      const row = rows.get(day);
+      const pending = (resource: UsageResource) =>
+        unsettled
+          .filter((u) => u.resource === resource && u.windowKind === 'day' && u.windowStart === day)
+          .reduce((sum, u) => sum + u.amount, 0);
+      return {
+        day,
+        requests: row?.requests ?? 0,
+        rate_limited: row?.rateLimited ?? 0,
+        writes: (row?.writes ?? 0) + pending('writes'),
+        reads: (row?.reads ?? 0) + pending('reads'),
+        embeds: (row?.embeds ?? 0) + pending('embeds'),
+      };
+    }),
+  };
+}
+
+/** What the workspace stores, by lifecycle state and by its largest owners. */
+export async function memoryBreakdown(
+  db: Reader,
+  workspaceId: string,
+): Promise<MemoryBreakdownResponse> {
+  const { byState, owners, ownerCount } = await readMemoryBreakdown(
+    db,
+    workspaceId,
+    MEMORY_BREAKDOWN_MAX_OWNERS,
+  );
+  const by_state = {
+    active: byState.get('active') ?? 0,
+    replaced: byState.get('replaced') ?? 0,
+    archived: byState.get('archived') ?? 0,
+  };
+  return {
+    total: [...byState.values()].reduce((sum, n) => sum + n, 0),
+    by_state,
+    by_owner: owners.map((owner) => ({
+      owner_id: owner.ownerId,
+      owner_type: owner.ownerType,
+      total: owner.total,
+      active: owner.active,
+    })),
+    owners: ownerCount,
   };
 }
