@@ -1,7 +1,7 @@
 import type { OverviewStats } from '@mnemo/contract';
-import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, identityToken, signIn } from './api.js';
+import { render, type ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, identityToken, signIn, whenSessionLost } from './api.js';
 import { ApiKeys } from './pages/keys.js';
 import { Memories } from './pages/memories.js';
 import { Overview } from './pages/overview.js';
@@ -11,60 +11,114 @@ import { Usage } from './pages/usage.js';
 import { Workspaces } from './pages/workspaces.js';
 import './styles.css';
 
-const PAGES = [
-  ['overview', 'Overview'],
-  ['workspaces', 'Workspaces'],
-  ['keys', 'API keys'],
-  ['usage', 'Usage'],
-  ['memories', 'Memories'],
-  ['search', 'Search'],
-] as const;
-type PageId = (typeof PAGES)[number][0];
+interface PageContext {
+  stats: OverviewStats;
+  /** What follows the page id in the hash (`#/memories/<id>` → the id). */
+  param: string | undefined;
+  /** The hash's query (`#/memories?owner=asha`). */
+  query: URLSearchParams;
+  onSwitched: () => void;
+}
 
-const pageOf = (hash: string): PageId =>
-  PAGES.find(([id]) => `#/${id}` === hash)?.[0] ?? 'overview';
+/** The console's pages, in navigation order: a new page is one entry here. */
+const PAGES: Array<{ id: string; label: string; render: (ctx: PageContext) => ComponentChildren }> =
+  [
+    { id: 'overview', label: 'Overview', render: ({ stats }) => <Overview stats={stats} /> },
+    { id: 'usage', label: 'Usage', render: () => <Usage /> },
+    {
+      id: 'memories',
+      label: 'Memories',
+      render: ({ param, query }) => (
+        <Memories openId={param} owner={query.get('owner') ?? undefined} />
+      ),
+    },
+    { id: 'search', label: 'Search', render: () => <SearchPlayground /> },
+    {
+      id: 'keys',
+      label: 'API keys',
+      render: ({ stats }) => <ApiKeys workspaceId={stats.workspace.id} />,
+    },
+    {
+      id: 'workspaces',
+      label: 'Workspaces',
+      render: ({ onSwitched }) => <Workspaces onSwitched={onSwitched} />,
+    },
+  ];
+
+interface Route {
+  id: string;
+  param: string | undefined;
+  query: URLSearchParams;
+}
+
+function routeOf(hash: string): Route {
+  const [, id, param, query] = /^#\/([\w-]+)(?:\/([\w-]+))?(?:\?(.*))?$/.exec(hash) ?? [];
+  const page = PAGES.find((p) => p.id === id);
+  return page
+    ? { id: page.id, param, query: new URLSearchParams(query ?? '') }
+    : { id: 'overview', param: undefined, query: new URLSearchParams() };
+}
 
 /** A sign-in link puts the token in the fragment (never sent to servers or logs): take it out. */
 function takeLinkToken(): string | null {
-  const match = /^#token=([\w.-]+)$/.exec(window.location.hash);
-  if (!match?.[1]) return null;
+  const match = /^#token=([^&\s]*)$/.exec(window.location.hash);
+  if (!match) return null;
   history.replaceState(null, '', `${window.location.pathname}#/overview`);
-  return match[1];
+  return match[1] ?? '';
 }
+
+type State = 'loading' | 'signed-out' | 'ready' | 'unreachable';
 
 function App() {
   const [stats, setStats] = useState<OverviewStats | null>(null);
-  const [state, setState] = useState<'loading' | 'signed-out' | 'ready'>('loading');
-  const [page, setPage] = useState<PageId>(pageOf(window.location.hash));
-  const [signInError, setSignInError] = useState<string | null>(null);
+  const [state, setState] = useState<State>('loading');
+  const [route, setRoute] = useState<Route>(routeOf(window.location.hash));
+  const [signInNote, setSignInNote] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
+  const [menuOpen, setMenuOpen] = useState(false);
+  // Read by the 401 listener, which is registered once: only a signed-in console can lose its session.
+  const signedIn = useRef(false);
+  signedIn.current = state === 'ready';
 
   const refresh = async () => {
     const res = await api.dashboard.getOverviewStats();
     if (res.status === 200) {
       setStats(res.body.data);
       setState('ready');
-    } else {
+    } else if (res.status === 401 || res.status === 403) {
       setStats(null);
       setState('signed-out');
+    } else {
+      setState('unreachable');
     }
   };
 
   /** A sign-in link opened on a page already showing the console is a hash change only. */
   const followLink = async () => {
     const token = takeLinkToken();
-    if (!token) return false;
+    if (token === null) return false;
     setState('loading');
-    const failure = await signIn(token);
-    setSignInError(failure ? `The sign-in link did not work (${failure}).` : null);
+    const failure = token
+      ? await signIn(token)
+      : 'This sign-in link is incomplete: copy the whole link.';
+    setSignInNote(failure);
     await refresh();
     return true;
   };
 
   useEffect(() => {
+    // Any call answered 401 (the session expired or was closed elsewhere): back to sign-in.
+    whenSessionLost(() => {
+      if (!signedIn.current) return;
+      signedIn.current = false;
+      setStats(null);
+      setSignInNote('Your session has ended. Sign in again to continue.');
+      setState('signed-out');
+    });
     const onHash = () => {
       void followLink();
-      setPage(pageOf(window.location.hash));
+      setRoute(routeOf(window.location.hash));
+      setMenuOpen(false);
     };
     window.addEventListener('hashchange', onHash);
     void followLink().then((followed) => (followed ? undefined : refresh()));
@@ -74,41 +128,73 @@ function App() {
   // Focus the page heading on navigation, so keyboard and screen-reader users land on it.
   useEffect(() => {
     document.getElementById('page-title')?.focus();
-  }, [page, state]);
+  }, [route.id, state]);
 
   const logout = async () => {
     await api.dashboard.logoutDashboard();
     identityToken.clear();
+    setSignInNote(null);
     setState('signed-out');
   };
 
-  if (state === 'loading') return <p class="muted center">Loading…</p>;
-  if (state === 'signed-out' || !stats) {
-    return <SignIn initialError={signInError} onSignedIn={() => void refresh()} />;
+  if (state === 'loading') return <p class="muted center">Loading the console…</p>;
+  if (state === 'unreachable') {
+    return (
+      <div class="signin">
+        <p class="note error" role="alert">
+          The console cannot reach the Mnemo server right now. Check that it is running, then{' '}
+          <button type="button" class="link" onClick={() => void refresh()}>
+            try again
+          </button>
+          .
+        </p>
+      </div>
+    );
   }
+  if (state === 'signed-out' || !stats) {
+    return (
+      <SignIn
+        initialError={signInNote}
+        onSignedIn={() => {
+          setSignInNote(null);
+          void refresh();
+        }}
+      />
+    );
+  }
+  const page = PAGES.find((p) => p.id === route.id) ?? PAGES[0]!;
   const switched = () => {
     setVersion(version + 1);
     void refresh();
   };
   return (
-    <div class="layout">
+    <div class={`layout${menuOpen ? ' menu-open' : ''}`}>
       <a class="skip" href="#main">
         Skip to content
       </a>
       <header class="top">
+        <button
+          type="button"
+          class="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="console-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          <span aria-hidden="true">☰</span> Menu
+        </button>
         <span class="brand">Mnemo</span>
         <span class="workspace" data-testid="current-workspace">
           {stats.workspace.name}
         </span>
-        <button type="button" class="secondary" onClick={() => void logout()}>
+        <button type="button" class="secondary on-dark" onClick={() => void logout()}>
           Sign out
         </button>
       </header>
-      <nav aria-label="Console">
+      <nav id="console-nav" aria-label="Console">
         <ul>
-          {PAGES.map(([id, label]) => (
+          {PAGES.map(({ id, label }) => (
             <li key={id}>
-              <a href={`#/${id}`} aria-current={page === id ? 'page' : undefined}>
+              <a href={`#/${id}`} aria-current={route.id === id ? 'page' : undefined}>
                 {label}
               </a>
             </li>
@@ -116,12 +202,7 @@ function App() {
         </ul>
       </nav>
       <main id="main" key={`${stats.workspace.id}:${version}`}>
-        {page === 'overview' ? <Overview stats={stats} /> : null}
-        {page === 'workspaces' ? <Workspaces onSwitched={switched} /> : null}
-        {page === 'keys' ? <ApiKeys workspaceId={stats.workspace.id} /> : null}
-        {page === 'usage' ? <Usage /> : null}
-        {page === 'memories' ? <Memories /> : null}
-        {page === 'search' ? <SearchPlayground /> : null}
+        {page.render({ stats, param: route.param, query: route.query, onSwitched: switched })}
       </main>
     </div>
   );

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNTHROTTLED } from '../support/app.js';
 import { testBackend } from '../support/db.js';
@@ -24,6 +24,10 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+/** More than two pages of the memory browser (20 a page). */
+const SEEDED = 45;
 
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI) {
@@ -44,20 +48,50 @@ async function signInLink(server: Started): Promise<string> {
   throw new Error(`no sign-in link printed:\n${server.stderr()}`);
 }
 
+/** Pixels of a canvas in the given colour: the chart drew bars, not only axes. */
+function barPixels(page: Page, testId: string, rgb: [number, number, number]): Promise<number> {
+  return page.getByTestId(testId).evaluate((box, [r, g, b]) => {
+    const canvas = box.querySelector('canvas');
+    const ctx = canvas?.getContext('2d');
+    if (!canvas || !ctx) return 0;
+    const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    let count = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const near = (a: number, c: number) => Math.abs((data[a] ?? 0) - c) < 12;
+      if (near(i, r) && near(i + 1, g) && near(i + 2, b) && (data[i + 3] ?? 0) > 200) count++;
+    }
+    return count;
+  }, rgb);
+}
+
 describe.runIf(testBackend() === 'pglite' && haveChromium)(
   'web console in Chromium against a started server',
   () => {
     let dataDir: string;
     let server: Started;
     let browser: Browser;
+    let context: BrowserContext;
     let page: Page;
+    let key = '';
 
     const shot = (name: string) =>
       page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-    const go = async (hash: string, heading: string) => {
+    const go = async (hash: string, heading: string | RegExp) => {
       await page.goto(`${server.baseUrl}/console/#/${hash}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
     };
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${server.baseUrl}${path}`, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          ...init.headers,
+        },
+      });
+    /** The page fits the viewport: nothing pushes it sideways. */
+    const fitsWidth = () =>
+      page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
 
     beforeAll(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
@@ -73,7 +107,7 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
         { timeoutMs: 90_000 },
       );
       browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-      const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      context = await browser.newContext({ viewport: DESKTOP });
       page = await context.newPage();
       page.on('dialog', (dialog) => void dialog.accept());
     }, 180_000);
@@ -84,17 +118,32 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
 
-    it('signs in, mints a key, shows and searches its memory, and revokes it', async () => {
-      // Sign in through the printed link: the token sits in the fragment, never in a URL sent.
-      await page.goto(`${server.baseUrl}/console/`);
-      await page.getByRole('heading', { name: 'Sign in to Mnemo' }).waitFor();
-      await shot('01-sign-in');
+    it('points GET / at the console', async () => {
+      const asBrowser = await fetch(`${server.baseUrl}/`, {
+        headers: { accept: 'text/html' },
+        redirect: 'manual',
+      });
+      expect(asBrowser.status).toBe(302);
+      expect(asBrowser.headers.get('location')).toBe('/console/');
+      expect(await (await fetch(`${server.baseUrl}/`)).json()).toMatchObject({
+        console: '/console/',
+      });
+    });
+
+    it('says a bad sign-in link is not valid, in words, then signs in through the printed link', async () => {
+      await page.goto(`${server.baseUrl}/console/#token=eyJhbGciOiJIUzI1NiJ9.e30.bad-signature`);
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent()).toMatch(/sign-in link or token is not valid/);
+      expect(await page.content()).not.toMatch(/ERR_JWS|UNAUTHORIZED/);
+      await shot('01-sign-in-bad-link');
+
       await page.goto(await signInLink(server));
       await page.getByRole('heading', { level: 1, name: /Overview/ }).waitFor();
       expect(page.url()).not.toContain('token=');
-      await shot('02-overview');
+    });
 
-      // A new workspace, then switch to it.
+    it('creates a workspace, mints a key, and shows the plan the API shows', async () => {
       await go('workspaces', 'Workspaces');
       await page.getByLabel('New workspace name').fill('E2E Workspace');
       await page.getByRole('button', { name: 'Create workspace' }).click();
@@ -104,60 +153,182 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
         .toBe('E2E Workspace');
       await go('workspaces', 'Workspaces');
       await page.getByText('Current').waitFor();
-      await shot('03-workspaces');
+      await shot('02-workspaces');
 
-      // Mint a key: shown once.
       await go('keys', 'API keys');
       await page.getByLabel('Key name').fill('e2e-key');
       await page.getByRole('button', { name: 'Create key' }).click();
-      const key = (await page.getByTestId('minted-key').textContent())?.trim() ?? '';
+      key = (await page.getByTestId('minted-key').textContent())?.trim() ?? '';
       expect(key).toMatch(/^mnemo_/);
-      await shot('04-api-keys');
+      await shot('03-api-keys');
 
-      // Use the key through the HTTP API, as an app would.
-      const write = await fetch(`${server.baseUrl}/v1/memories`, {
+      // Seed through the HTTP API as an app would: two owners, more than two pages for one.
+      const texts = Array.from({ length: SEEDED }, (_, i) =>
+        i === 0
+          ? 'Priya prefers window seats on long flights'
+          : `Priya note ${i}: visited city number ${i} and liked its museum ${i * 7}`,
+      );
+      for (let i = 0; i < texts.length; i += 5) {
+        const writes = await Promise.all(
+          texts.slice(i, i + 5).map((text) =>
+            api('/v1/memories', {
+              method: 'POST',
+              body: JSON.stringify({ text, user_id: 'priya', extract: false }),
+            }),
+          ),
+        );
+        for (const write of writes) expect(write.status, await write.clone().text()).toBe(200);
+      }
+      const sam = await api('/v1/memories', {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          text: 'Priya prefers window seats on long flights',
-          user_id: 'priya',
-          memory_type: 'preference',
-        }),
+        body: JSON.stringify({ text: 'Sam drinks his coffee black', user_id: 'sam' }),
       });
-      expect(write.status, await write.clone().text()).toBe(200);
+      expect(sam.status).toBe(200);
+      const search = await api('/v1/search', {
+        method: 'POST',
+        body: JSON.stringify({ query: 'window seat', user_id: 'priya' }),
+      });
+      expect(search.status).toBe(200);
 
-      // The memory in the browser.
+      const usage = (await (await api('/v1/usage/today')).json()) as { plan: string };
+      await go('overview', /Overview/);
+      expect(await page.getByTestId('plan').textContent()).toBe(usage.plan);
+      await page
+        .getByText(`${SEEDED + 1}`, { exact: true })
+        .first()
+        .waitFor();
+      await page.getByRole('heading', { name: 'Connect your app' }).waitFor();
+      expect(await page.getByTestId('base-url').textContent()).toBe(server.baseUrl);
+      await page.getByRole('img', { name: /Requests per day, 30 days/ }).waitFor();
+      await shot('04-overview');
+    }, 120_000);
+
+    it('charts requests, writes and reads per day with the seeded data', async () => {
+      await go('usage', 'Usage');
+      const writes = page.getByRole('img', { name: /Writes per day/ });
+      await writes.waitFor();
+      expect(await writes.getAttribute('aria-label')).toMatch(new RegExp(`Writes: ${SEEDED + 1}`));
+      expect(
+        await page.getByRole('img', { name: /Reads per day/ }).getAttribute('aria-label'),
+      ).toMatch(/Reads: 1\b/);
+      // Bars drawn in each series' colour on the canvases.
+      expect(await barPixels(page, 'chart-Writes per day', [124, 58, 237])).toBeGreaterThan(50);
+      expect(await barPixels(page, 'chart-Requests per day', [37, 99, 235])).toBeGreaterThan(50);
+      await page.getByRole('meter', { name: 'Writes' }).waitFor();
+      await page.getByRole('heading', { name: 'Rate limit' }).waitFor();
+      await page.getByRole('link', { name: 'priya', exact: true }).waitFor();
+      await shot('05-usage');
+    });
+
+    it('pages through an owner’s memories, edits one (supersede) and deletes one', async () => {
       await go('memories', 'Memories');
-      await page.getByLabel('Owner id').fill('priya');
-      await page.getByRole('button', { name: 'Apply filters' }).click();
-      await page.getByRole('button', { name: /Priya prefers window seats/ }).click();
+      await page.locator('select[name="owner"]').selectOption({ label: `priya · ${SEEDED}` });
+      const status = page.getByTestId('page-status');
+      await expect.poll(() => status.textContent()).toBe(`1–20 of ${SEEDED}`);
+      await page.getByRole('button', { name: 'Next →' }).click();
+      await expect.poll(() => status.textContent()).toBe(`21–40 of ${SEEDED}`);
+      await page.getByRole('button', { name: 'Next →' }).click();
+      await expect.poll(() => status.textContent()).toBe(`41–${SEEDED} of ${SEEDED}`);
+      await expect.poll(() => page.getByRole('button', { name: 'Next →' }).isDisabled()).toBe(true);
+      // Newest first: the first write is on the last page.
+      await page.getByRole('link', { name: /Priya prefers window seats/ }).click();
       await page.getByRole('heading', { name: /^Memory / }).waitFor();
-      await page.getByText('Lifecycle history').waitFor();
-      await shot('05-memories');
+      await page.getByText('Extracted memories').waitFor();
+      await shot('06-memory-detail');
 
-      // Search it in the playground, with the score explained.
+      // Edit: a new version that supersedes the old one.
+      await page.getByRole('button', { name: 'Edit' }).click();
+      await page.locator('textarea[name="text"]').fill('Priya prefers aisle seats on long flights');
+      await page.getByRole('button', { name: 'Save new version' }).click();
+      await page.locator('.memory-text', { hasText: 'aisle seats' }).waitFor();
+      const listing = (await (await api('/v1/memories?user_id=priya&page_size=100')).json()) as {
+        results: Array<{ id: string; text: string; lifecycle_state: string }>;
+      };
+      const old = listing.results.find((m) => m.text.includes('window seats'));
+      expect(old?.lifecycle_state).toBe('replaced');
+      const edited = listing.results.find((m) => m.text.includes('aisle seats'));
+      expect(edited?.lifecycle_state).toBe('active');
+
+      // Delete the new version (the dialog is accepted).
+      await page.getByRole('button', { name: 'Delete' }).click();
+      await expect.poll(() => status.textContent()).toMatch(new RegExp(`of ${SEEDED}$`));
+      expect((await api(`/v1/memories/${edited!.id}`)).status).toBe(404);
+
+      // Add one from the console.
+      await page.getByRole('button', { name: 'Add memory' }).click();
+      await page.locator('textarea[name="text"]').fill('Priya is learning Portuguese');
+      await page.getByRole('button', { name: 'Add memory' }).last().click();
+      await page.locator('.memory-text', { hasText: 'learning Portuguese' }).waitFor();
+      await expect.poll(() => status.textContent()).toMatch(new RegExp(`of ${SEEDED + 1}$`));
+    }, 60_000);
+
+    it('links search results to their memory and explains an empty owner', async () => {
       await go('search', 'Search playground');
-      await page.getByLabel('Query').fill('window seat');
+      await page.getByLabel('Query').fill('learning Portuguese');
+      await page.getByRole('button', { name: 'Search' }).click();
+      const summary = page.getByTestId('search-summary');
+      await summary.waitFor();
+      expect(await summary.textContent()).toMatch(/default owner/);
+
       await page.getByLabel('Owner id').fill('priya');
       await page.getByRole('button', { name: 'Search' }).click();
-      await page.locator('.result', { hasText: 'Priya prefers window seats' }).waitFor();
+      // The edited memory is replaced (not searched); the one added in the console is.
+      const result = page.locator('.result', { hasText: 'Priya is learning Portuguese' });
+      await result.waitFor();
       await page.getByText('Why this score').first().click();
       await page.getByText('Fusion (RRF)').first().waitFor();
-      await shot('06-search');
+      await shot('07-search');
+      await result.getByRole('link', { name: /^memory / }).click();
+      await page.getByRole('heading', { level: 1, name: 'Memories' }).waitFor();
+      await page.locator('.memory-text', { hasText: 'learning Portuguese' }).waitFor();
+    });
 
-      await go('usage', 'Usage today');
-      await page.getByRole('img', { name: /writes 1 of/ }).waitFor();
-      await shot('07-usage');
+    it('fits a 390 px phone on every page, the navigation behind a menu button', async () => {
+      await page.setViewportSize(PHONE);
+      const pages: Array<[string, string | RegExp]> = [
+        ['overview', /Overview/],
+        ['usage', 'Usage'],
+        ['memories', 'Memories'],
+        ['search', 'Search playground'],
+        ['keys', 'API keys'],
+        ['workspaces', 'Workspaces'],
+      ];
+      for (const [hash, heading] of pages) {
+        await go(hash, heading);
+        if (hash === 'overview')
+          await page.getByRole('img', { name: /Requests per day/ }).waitFor();
+        if (hash === 'usage') await page.getByRole('img', { name: /Writes per day/ }).waitFor();
+        if (hash === 'memories') await page.getByTestId('page-status').waitFor();
+        await shot(`mobile-${hash}`);
+        expect(await fitsWidth(), `${hash} overflows 390 px`).toBe(true);
+      }
+      expect(await page.getByRole('link', { name: 'Usage', exact: true }).isVisible()).toBe(false);
+      await page.getByRole('button', { name: /Menu/ }).click();
+      await page.getByRole('link', { name: 'Usage', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
+      await page.setViewportSize(DESKTOP);
+    }, 60_000);
 
-      // Revoke: the key stops working at once.
+    it('sends an ended session back to sign-in, without the API’s words', async () => {
+      await page.setViewportSize(DESKTOP);
       await go('keys', 'API keys');
-      await page.getByRole('button', { name: 'Revoke e2e-key' }).click();
-      await page.getByText('Revoked').waitFor();
-      await shot('08-revoked');
-      const after = await fetch(`${server.baseUrl}/v1/usage/today`, {
-        headers: { authorization: `Bearer ${key}` },
+      // The session ends on the server (as when it expires): its cookie is refused from now on.
+      const cookies = await context.cookies();
+      const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+      const csrf = cookies.find((c) => c.name === 'svc_dash_csrf')?.value ?? '';
+      const logout = await fetch(`${server.baseUrl}/v1/dashboard/logout`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': decodeURIComponent(csrf), origin: server.baseUrl },
       });
-      expect(after.status).toBe(401);
-    }, 180_000);
+      expect(logout.status).toBe(200);
+      await page.getByRole('link', { name: 'Memories', exact: true }).click();
+      await page.getByRole('heading', { name: 'Sign in to Mnemo' }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toMatch(/session has ended/);
+      expect(await page.content()).not.toMatch(/UNAUTHORIZED|Missing API key/);
+      await shot('08-session-ended');
+
+      // The key minted earlier still works for apps: revoking it is a console action, not a sign-out.
+      expect((await api('/v1/usage/today')).status).toBe(200);
+    });
   },
 );

@@ -7,9 +7,12 @@ import {
   type SearchMode,
   type SearchResponse,
 } from '@mnemo/contract';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.js';
-import { ErrorNote, Field, Page } from '../ui.js';
+import { ErrorNote, Field, formatCount, Page } from '../ui.js';
+
+/** The owner a search without an owner id reads (docs/api-guide.md, Owners). */
+const DEFAULT_OWNER = 'default';
 
 export function SearchPlayground() {
   const [query, setQuery] = useState('');
@@ -23,10 +26,18 @@ export function SearchPlayground() {
   const [result, setResult] = useState<SearchResponse | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [searchedOwner, setSearchedOwner] = useState('');
+  const [owners, setOwners] = useState<string[]>([]);
+  useEffect(() => {
+    void api.usage.getMemoryBreakdown().then((res) => {
+      if (res.status === 200) setOwners(res.body.by_owner.map((o) => o.owner_id));
+    });
+  }, []);
 
   const run = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
+    setSearchedOwner(ownerId.trim());
     const res = await api.search.searchMemories({
       body: {
         query: query.trim(),
@@ -57,12 +68,18 @@ export function SearchPlayground() {
             onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
           />
         </Field>
-        <Field label="Owner id">
+        <Field label="Owner id" hint="Empty: the default owner only">
           <input
             name="owner_id"
+            list="search-owners"
             value={ownerId}
             onInput={(e) => setOwnerId((e.target as HTMLInputElement).value)}
           />
+          <datalist id="search-owners">
+            {owners.map((owner) => (
+              <option key={owner} value={owner} />
+            ))}
+          </datalist>
         </Field>
         <Field label="Mode">
           <select
@@ -138,9 +155,28 @@ export function SearchPlayground() {
       <ErrorNote message={error} />
       {result ? (
         <div aria-live="polite">
-          <p class="muted">
-            {result.total} {result.total === 1 ? 'result' : 'results'}
+          <p class="muted" data-testid="search-summary">
+            {formatCount(result.total)} {result.total === 1 ? 'result' : 'results'} for{' '}
+            {searchedOwner ? (
+              <>
+                owner <strong>{searchedOwner}</strong>
+              </>
+            ) : (
+              <>
+                the <strong>default owner</strong> (<code>{DEFAULT_OWNER}</code>)
+              </>
+            )}
+            .
+            {!searchedOwner
+              ? ' A search reads one owner’s memories: memories your app wrote for a user are found by giving that user’s id.'
+              : ''}
           </p>
+          {result.total === 0 ? (
+            <p class="empty muted">
+              Nothing matched. Try other words, the keyword mode, or a lower minimum score
+              {searchedOwner ? '' : ', or pick an owner'}.
+            </p>
+          ) : null}
           <ol class="results">
             {result.results.map((item) => (
               <li key={item.chunk_id} class="card result">
@@ -148,9 +184,10 @@ export function SearchPlayground() {
                   <span class="score" title="Final score">
                     {item.score.toFixed(3)}
                   </span>
-                  <code class="muted">
-                    memory {item.memory_id.slice(0, 8)} · chunk {item.chunk_index}
-                  </code>
+                  <a href={`#/memories/${item.memory_id}`} class="mono">
+                    memory {item.memory_id.slice(0, 8)}
+                  </a>
+                  <span class="muted small">chunk {item.chunk_index}</span>
                 </div>
                 <p>{item.text}</p>
                 {item._explain ? (
