@@ -74,6 +74,7 @@ function App() {
   const [state, setState] = useState<State>('loading');
   const [route, setRoute] = useState<Route>(routeOf(window.location.hash));
   const [signInNote, setSignInNote] = useState<string | null>(null);
+  const [sessionEnded, setSessionEnded] = useState(false);
   const [version, setVersion] = useState(0);
   const [menuOpen, setMenuOpen] = useState(false);
   // Read by the 401 listener, which is registered once: only a signed-in console can lose its session.
@@ -84,6 +85,7 @@ function App() {
     const res = await api.dashboard.getOverviewStats();
     if (res.status === 200) {
       setStats(res.body.data);
+      setSessionEnded(false);
       setState('ready');
     } else if (res.status === 401 || res.status === 403) {
       setStats(null);
@@ -112,7 +114,7 @@ function App() {
       if (!signedIn.current) return;
       signedIn.current = false;
       setStats(null);
-      setSignInNote('Your session has ended. Sign in again to continue.');
+      setSessionEnded(true);
       setState('signed-out');
     });
     const onHash = () => {
@@ -155,8 +157,10 @@ function App() {
     return (
       <SignIn
         initialError={signInNote}
+        notice={sessionEnded ? 'Your session has ended. Sign in again to continue.' : null}
         onSignedIn={() => {
           setSignInNote(null);
+          setSessionEnded(false);
           void refresh();
         }}
       />

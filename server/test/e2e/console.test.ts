@@ -91,7 +91,8 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
       });
     /** The page fits the viewport: nothing pushes it sideways. */
     const fitsWidth = () =>
-      page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      // A string: this package's types have no DOM; it runs in the page.
+      page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth');
 
     beforeAll(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });

@@ -6,9 +6,12 @@ import { ErrorNote, Field, Page } from '../ui.js';
 export function SignIn({
   onSignedIn,
   initialError,
+  notice,
 }: {
   onSignedIn: () => void;
   initialError: string | null;
+  /** Why the user is here again (an ended session): information, not a failure. */
+  notice?: string | null;
 }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(initialError);
@@ -42,6 +45,11 @@ export function SignIn({
             {busy ? 'Signing in…' : 'Sign in'}
           </button>
         </form>
+        {notice && !error ? (
+          <p class="note warning" role="alert">
+            {notice}
+          </p>
+        ) : null}
         <ErrorNote message={error} />
       </Page>
     </div>
