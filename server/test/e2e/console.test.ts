@@ -226,6 +226,8 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
       await page.locator('select[name="owner"]').selectOption({ label: `priya · ${SEEDED}` });
       const status = page.getByTestId('page-status');
       await expect.poll(() => status.textContent()).toBe(`1–20 of ${SEEDED}`);
+      // The picked owner's data: export and erase (docs/export.md) sit above the list.
+      await page.getByRole('link', { name: 'Export priya' }).waitFor();
       await page.getByRole('button', { name: 'Next →' }).click();
       await expect.poll(() => status.textContent()).toBe(`21–40 of ${SEEDED}`);
       await page.getByRole('button', { name: 'Next →' }).click();

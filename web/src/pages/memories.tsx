@@ -9,6 +9,7 @@ import {
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.js';
 import { Empty, ErrorNote, Field, formatCount, formatTime, Loading, Page } from '../ui.js';
+import { OwnerDataActions } from './owner-data.js';
 
 const PAGE_SIZE = 20;
 
@@ -492,6 +493,17 @@ export function Memories({ openId, owner }: { openId?: string; owner?: string })
           </button>
         </div>
       </form>
+      {pickedOwner ? (
+        <OwnerDataActions
+          key={picked}
+          ownerId={pickedOwner.owner_id}
+          ownerType={pickedOwner.owner_type}
+          onErased={() => {
+            setPicked('');
+            changed();
+          }}
+        />
+      ) : null}
       <ErrorNote message={error} onRetry={() => void load()} />
       <div class={openId ? 'split' : ''}>
         <div>
