@@ -66,6 +66,8 @@ export interface Cluster {
   restartInstance(index: number): Promise<void>;
   /** `kill -9` of one Mnemo instance. */
   killInstance(index: number): void;
+  /** Stops the PostgreSQL replica at once (`pg_ctl stop -m immediate`). */
+  stopReplica(): void;
   /** `kill -9` of the current Redis master; returns its port. */
   killRedisMaster(): Promise<number>;
   stop(): Promise<void>;
@@ -494,6 +496,9 @@ function clusterHandle(state: ClusterState, env: Record<string, string>): Cluste
       state.pids[`mnemo-${index}`] = child.pid!;
       writeFileSync(join(state.dir, 'cluster.json'), JSON.stringify(state, null, 2));
       await waitFor(`mnemo on ${instance.port}`, () => httpOk(`${instance.url}/ready`), 120_000);
+    },
+    stopReplica() {
+      if (state.replica) runPg('pg_ctl', ['-D', state.replica.dataDir, '-m', 'immediate', '-w', 'stop']);
     },
     async killRedisMaster() {
       const address = redisCli(

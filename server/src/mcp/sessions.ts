@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 /** The workspace (and key) a session was opened with; every call in it acts for that workspace. */
@@ -166,18 +167,35 @@ function redisRecords(redis: Redis, keyPrefix: string, ttlMs: number): SessionRe
   return {
     size: undefined,
     async put(id, binding) {
-      await redis.set(key(id), JSON.stringify(binding), 'PX', ttlMs);
+      await unavailableWithout(redis.set(key(id), JSON.stringify(binding), 'PX', ttlMs));
     },
     async touch(id) {
       // GETEX: read and renew in one command (Redis 6.2+).
-      const stored = await redis.getex(key(id), 'PX', ttlMs);
+      const stored = await unavailableWithout(redis.getex(key(id), 'PX', ttlMs));
       return stored ? (JSON.parse(stored) as SessionBinding) : undefined;
     },
     async remove(id) {
-      await redis.del(key(id));
+      await unavailableWithout(redis.del(key(id)));
     },
     async close() {
       redis.disconnect();
     },
   };
+}
+
+/**
+ * Redis out of reach (down, failing over): 503 with Retry-After, which an MCP client retries,
+ * rather than a 500 or a "session not found" that would make it open a new session.
+ */
+async function unavailableWithout<T>(command: Promise<T>): Promise<T> {
+  try {
+    return await command;
+  } catch {
+    throw new ServiceError(
+      'SERVICE_UNAVAILABLE',
+      'MCP sessions are unavailable for a moment; retry shortly',
+      undefined,
+      { 'Retry-After': '1' },
+    );
+  }
 }
