@@ -41,6 +41,8 @@ export interface ClusterOptions {
   dir?: string;
   /** Extra environment for every Mnemo instance. */
   env?: Record<string, string>;
+  /** Extra environment of one instance (after `env`): an instance configured apart. */
+  instanceEnv?: (index: number) => Record<string, string>;
   /** Log what is being started. */
   verbose?: boolean;
 }
@@ -441,7 +443,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const env = instanceEnvironment({ primary, replica, redis, apiKey }, options.env ?? {});
     const started: ClusterState['instances'] = [];
     for (const [index, port] of ports.entries()) {
-      const child = launchInstance(dir, index, port, env);
+      const child = launchInstance(dir, index, port, { ...env, ...options.instanceEnv?.(index) });
       pids[`mnemo-${index}`] = child.pid!;
       started.push({ port, url: `http://127.0.0.1:${port}`, pid: child.pid! });
       // The first one alone: it applies the migrations and creates the bootstrap workspace
@@ -467,7 +469,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     for (const instance of started)
       await waitFor(`mnemo on ${instance.port}`, () => httpOk(`${instance.url}/ready`), 120_000);
     await waitFor('the balancer', () => httpOk(`${state!.balancer.url}/ready`), 20_000);
-    return clusterHandle(state, env);
+    return clusterHandle(state, env, options.instanceEnv);
   } catch (error) {
     stopPids(
       state ??
@@ -482,7 +484,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   }
 }
 
-function clusterHandle(state: ClusterState, env: Record<string, string>): Cluster {
+function clusterHandle(
+  state: ClusterState,
+  env: Record<string, string>,
+  instanceEnv: ClusterOptions['instanceEnv'],
+): Cluster {
   return {
     state,
     instanceEnv: env,
@@ -491,14 +497,18 @@ function clusterHandle(state: ClusterState, env: Record<string, string>): Cluste
     },
     async restartInstance(index) {
       const instance = state.instances[index]!;
-      const child = launchInstance(state.dir, index, instance.port, env);
+      const child = launchInstance(state.dir, index, instance.port, {
+        ...env,
+        ...instanceEnv?.(index),
+      });
       instance.pid = child.pid!;
       state.pids[`mnemo-${index}`] = child.pid!;
       writeFileSync(join(state.dir, 'cluster.json'), JSON.stringify(state, null, 2));
       await waitFor(`mnemo on ${instance.port}`, () => httpOk(`${instance.url}/ready`), 120_000);
     },
     stopReplica() {
-      if (state.replica) runPg('pg_ctl', ['-D', state.replica.dataDir, '-m', 'immediate', '-w', 'stop']);
+      if (state.replica)
+        runPg('pg_ctl', ['-D', state.replica.dataDir, '-m', 'immediate', '-w', 'stop']);
     },
     async killRedisMaster() {
       const address = redisCli(

@@ -35,6 +35,7 @@ function withHeader(init: RequestInit, token: string): RequestInit {
     if (!headers.has(CONSISTENCY_TOKEN_HEADER)) headers.set(CONSISTENCY_TOKEN_HEADER, token);
     return { ...init, headers };
   }
-  if (Array.isArray(given)) return { ...init, headers: [...given, [CONSISTENCY_TOKEN_HEADER, token]] };
+  if (Array.isArray(given))
+    return { ...init, headers: [...given, [CONSISTENCY_TOKEN_HEADER, token]] };
   return { ...init, headers: { [CONSISTENCY_TOKEN_HEADER]: token, ...given } };
 }

@@ -1,8 +1,13 @@
 import { walPosition } from '@mnemo/contract';
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../logger.js';
-import type { ReadRouting } from '../operations/context.js';
-import { executeRows, openDatabase, type Database, type DatabaseHandle, type Reader } from './client.js';
+import {
+  executeRows,
+  openDatabase,
+  type Database,
+  type DatabaseHandle,
+  type Reader,
+} from './client.js';
 import { isConnectionLost } from './faults.js';
 
 export interface ReadReplicaOptions {
@@ -68,7 +73,7 @@ const CURRENT = sql`select pg_current_wal_lsn()::text as position`;
  * and to the primary otherwise. Replicas are never migrated: the primary's migrations reach them
  * through replication.
  */
-export class ReadReplicas implements ReadRouting {
+export class ReadReplicas {
   private readonly samples: Sample[] = [];
   private next = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -84,7 +89,11 @@ export class ReadReplicas implements ReadRouting {
   static async open(primary: Database, options: ReadReplicaOptions): Promise<ReadReplicas> {
     const replicas: Replica[] = [];
     for (const url of options.urls) {
-      const handle = await openDatabase({ databaseUrl: url, timeouts: options.timeouts, migrate: false });
+      const handle = await openDatabase({
+        databaseUrl: url,
+        timeouts: options.timeouts,
+        migrate: false,
+      });
       replicas.push({
         name: replicaName(url),
         handle,

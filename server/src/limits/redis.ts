@@ -9,7 +9,8 @@ import type { RedisConnection } from '../config.js';
  * then work again (docs/scaling.md).
  */
 export function openRedis(connection: RedisConnection, options: RedisOptions): Redis {
-  if ('url' in connection && !('sentinels' in connection)) return new Redis(connection.url, options);
+  if ('url' in connection && !('sentinels' in connection))
+    return new Redis(connection.url, options);
   const credentials = connection.url ? credentialsOf(connection.url) : {};
   return new Redis({
     ...options,

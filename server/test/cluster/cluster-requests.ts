@@ -48,6 +48,7 @@ export function requestsLogged(cluster: Cluster, index: number, path: string): n
   const log = spawnSync('cat', [`${cluster.state.dir}/mnemo-${index}.log`], { encoding: 'utf8' });
   return log.stdout
     .split('\n')
-    .filter((line) => line.includes('"msg":"request completed"') && line.includes(`"path":"${path}"`))
-    .length;
+    .filter(
+      (line) => line.includes('"msg":"request completed"') && line.includes(`"path":"${path}"`),
+    ).length;
 }

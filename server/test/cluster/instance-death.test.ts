@@ -29,7 +29,10 @@ describe('kill -9 of an instance behind the balancer', () => {
       for (let index = 0; Date.now() - startedAt < 8_000; index += 1) {
         try {
           const written = await call(cluster, 'POST', '/v1/memories', {
-            body: { text: `Lane ${lane} wrote fact ${index} about the harbour.`, owner_id: `death-${lane}` },
+            body: {
+              text: `Lane ${lane} wrote fact ${index} about the harbour.`,
+              owner_id: `death-${lane}`,
+            },
           });
           if (written.status === 200) acked.push(written.json.memory_id as string);
           else failedAt.push(Date.now());

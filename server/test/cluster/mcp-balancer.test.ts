@@ -49,7 +49,10 @@ describe('MCP through a round-robin balancer (sessions shared in Redis)', () => 
         index % 2 === 0
           ? {
               name: 'add_memory',
-              arguments: { text: `Balancer fact ${index}: the meeting moved to room ${index}.`, owner_id: 'mcp' },
+              arguments: {
+                text: `Balancer fact ${index}: the meeting moved to room ${index}.`,
+                owner_id: 'mcp',
+              },
             }
           : { name: 'search_memories', arguments: { query: 'meeting room', owner_id: 'mcp' } },
       )) as CallToolResult;
@@ -92,7 +95,11 @@ describe('MCP through a round-robin balancer (sessions shared in Redis)', () => 
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 't', version: '1' },
+        },
       }),
     });
     expect(init.status).toBe(200);
@@ -107,7 +114,11 @@ describe('MCP through a round-robin balancer (sessions shared in Redis)', () => 
     await ping.body?.cancel();
     const stranger = await fetch(`${second!.url}/mcp`, {
       method: 'POST',
-      headers: { ...headers, authorization: 'Bearer mnemo_not_a_real_key_000000000', 'mcp-session-id': sessionId },
+      headers: {
+        ...headers,
+        authorization: 'Bearer mnemo_not_a_real_key_000000000',
+        'mcp-session-id': sessionId,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
     });
     expect(stranger.status).toBe(401);

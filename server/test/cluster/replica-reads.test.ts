@@ -30,7 +30,10 @@ describe('read replicas behind the balancer (DATABASE_READ_URL)', () => {
       body: { text, owner_id: owner },
     });
     expect(written.status).toBe(200);
-    return { id: written.json.memory_id as string, token: written.headers.get(CONSISTENCY_TOKEN_HEADER) };
+    return {
+      id: written.json.memory_id as string,
+      token: written.headers.get(CONSISTENCY_TOKEN_HEADER),
+    };
   };
 
   it('0 stale reads: a get and a search carrying the write’s token always see the write', async () => {
@@ -68,7 +71,10 @@ describe('read replicas behind the balancer (DATABASE_READ_URL)', () => {
         apiKey: cluster.state.apiKey,
         transport: 'rest',
       });
-      const mine = await client.memories.add({ text: 'The client wrote this one.', ownerId: 'paused' });
+      const mine = await client.memories.add({
+        text: 'The client wrote this one.',
+        ownerId: 'paused',
+      });
       expect((await client.memories.get(mine.memory_id)).id).toBe(mine.memory_id);
       // Past the lag bound the replica is skipped: reads without a token see the write too.
       await new Promise((resolve) => setTimeout(resolve, MAX_LAG_MS + 1000));

@@ -17,7 +17,9 @@ async function sharedCountdown(cluster: Cluster, requests: number): Promise<bool
   const seen: (number | undefined)[] = [];
   for (let index = 0; index < requests; index += 1)
     seen.push(remainingOf((await call(cluster, 'GET', '/v1/memories?page_size=1')).headers));
-  return seen.every((value, index) => value !== undefined && (index === 0 || value === seen[index - 1]! - 1));
+  return seen.every(
+    (value, index) => value !== undefined && (index === 0 || value === seen[index - 1]! - 1),
+  );
 }
 
 describe('Redis through Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_NAME)', () => {
@@ -64,10 +66,17 @@ describe('Redis through Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_NAME)', () => 
     expect(recoveredAfterMs).toBeDefined();
     expect(recoveredAfterMs!).toBeLessThan(20_000);
     // A Sentinel promoted the replica; the MCP session (kept in Redis) survived the failover.
-    const master = spawnSync('redis-cli', [
-      '-p', String(cluster.state.redis.sentinels[0]),
-      'sentinel', 'get-master-addr-by-name', 'mnemo',
-    ], { encoding: 'utf8' }).stdout;
+    const master = spawnSync(
+      'redis-cli',
+      [
+        '-p',
+        String(cluster.state.redis.sentinels[0]),
+        'sentinel',
+        'get-master-addr-by-name',
+        'mnemo',
+      ],
+      { encoding: 'utf8' },
+    ).stdout;
     expect(master).not.toContain(String(killed));
     expect(transport.sessionId).toEqual(expect.any(String));
     await client.close();
