@@ -10,9 +10,9 @@
  *
  *   nice -n 10 npx tsx --conditions=mnemo-source bench/replica-reads.ts
  *
- * Environment: BENCH_REPLICA_MEMORIES (memories loaded, default 400 over 40 owners),
- * BENCH_REPLICA_BLOCKS (blocks per target, default 6), BENCH_REPLICA_BLOCK (searches per block,
- * default 60), BENCH_REPLICA_CONCURRENCY (default 4), BENCH_RESULTS=off (leave results/ alone).
+ * Environment: BENCH_REPLICA_MEMORIES (memories loaded, default 200 over 20 owners),
+ * BENCH_REPLICA_BLOCKS (blocks per target, default 4), BENCH_REPLICA_BLOCK (searches per block,
+ * default 50), BENCH_REPLICA_CONCURRENCY (default 4), BENCH_RESULTS=off (leave results/ alone).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -20,10 +20,10 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type Cluster } from '../scripts/cluster.js';
 
-const MEMORIES = Number(process.env.BENCH_REPLICA_MEMORIES ?? 400);
+const MEMORIES = Number(process.env.BENCH_REPLICA_MEMORIES ?? 200);
 const OWNERS = Math.max(1, Math.round(MEMORIES / 10));
-const BLOCKS = Number(process.env.BENCH_REPLICA_BLOCKS ?? 6);
-const BLOCK = Number(process.env.BENCH_REPLICA_BLOCK ?? 60);
+const BLOCKS = Number(process.env.BENCH_REPLICA_BLOCKS ?? 4);
+const BLOCK = Number(process.env.BENCH_REPLICA_BLOCK ?? 50);
 const CONCURRENCY = Number(process.env.BENCH_REPLICA_CONCURRENCY ?? 4);
 
 const TOPICS = ['tea', 'trains', 'Lisbon', 'the dentist', 'piano lessons', 'the garden', 'salsa'];
@@ -32,11 +32,14 @@ const QUERIES = ['what does she drink', 'travel plans', 'appointments', 'music',
 type Target = 'replica' | 'primary';
 
 async function post(base: string, key: string, path: string, body: unknown): Promise<number> {
-  const response = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  const send = () =>
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  // A kept-alive socket the server closed as it was reused fails the fetch: once more anew.
+  const response = await send().catch(() => send());
   await response.arrayBuffer();
   return response.status;
 }

@@ -159,9 +159,10 @@ export function mcpRoutes(
     const binding = bindingOf(req);
     const sessionId = req.get(SESSION_HEADER);
     if (sessionId) {
-      return (await sessions.find(sessionId, binding))
-        ? serve(req, res, next, message)
-        : sessionNotFound(res);
+      if (!(await sessions.find(sessionId, binding))) return sessionNotFound(res);
+      // A stateless transport names no session: its answers carry the id as a session's do.
+      res.setHeader(SESSION_HEADER, sessionId);
+      return serve(req, res, next, message);
     }
     if (!isInitialize(message)) return sessionRequired(res);
     const id = await sessions.open(binding);
@@ -194,9 +195,9 @@ export function mcpRoutes(
   const stream = handler(async (req, res, next) => {
     const sessionId = req.get(SESSION_HEADER);
     if (!sessionId) return sessionRequired(res);
-    return (await sessions.find(sessionId, bindingOf(req)))
-      ? serve(req, res, next)
-      : sessionNotFound(res);
+    if (!(await sessions.find(sessionId, bindingOf(req)))) return sessionNotFound(res);
+    res.setHeader(SESSION_HEADER, sessionId);
+    return serve(req, res, next);
   });
 
   /** DELETE: ends the session for every instance. */
