@@ -34,6 +34,7 @@ export default defineConfig({
             // Packs and installs the published packages: once per run, so in this project only.
             'test/package/**/*.test.ts',
           ],
+          exclude: ['**/node_modules/**', 'server/test/cluster/**'],
           env: { MNEMO_TEST_DB: 'pglite' },
           ...timeouts,
         },
@@ -43,9 +44,23 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: ['server/test/**/*.test.ts', 'test/contract/**/*.test.ts'],
+          exclude: ['**/node_modules/**', 'server/test/cluster/**'],
           env: { MNEMO_TEST_DB: 'postgres' },
           globalSetup: ['server/test/support/postgres-global-setup.ts'],
           ...timeouts,
+        },
+      },
+      {
+        ...resolveSource,
+        test: {
+          // Real multi-process clusters (scripts/cluster.ts): PostgreSQL primary and replica,
+          // Redis with Sentinel, several instances behind a load balancer. Run on its own.
+          name: 'cluster',
+          include: ['server/test/cluster/**/*.test.ts'],
+          // One cluster at a time: each file starts its own, and the machine runs only one well.
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 240_000,
         },
       },
     ],

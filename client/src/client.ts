@@ -24,6 +24,7 @@ import {
   type RequestSpec,
   type RouteRef,
 } from './transport/rest.js';
+import { withConsistencyToken } from './internal/consistency.js';
 
 export type { Fetch } from './internal/fetch-with-timeout.js';
 
@@ -196,10 +197,12 @@ export class MemoryClient {
     this.retryBaseMs = nonNegativeInt('retryBaseMs', retryBaseMs);
     this.transport = transport;
     const key = apiKey ?? undefined;
+    // Both transports share it: a search over MCP sees a write made over REST.
+    const consistentFetch = withConsistencyToken(fetch);
     this.#rest = new RestTransport({
       baseUrl: this.baseUrl,
       apiKey: key,
-      fetch,
+      fetch: consistentFetch,
       timeoutMs,
       maxRetries: this.maxRetries,
       retryBaseMs: this.retryBaseMs,
@@ -209,7 +212,7 @@ export class MemoryClient {
     this.#mcp = new McpTransport({
       baseUrl: this.baseUrl,
       apiKey: key,
-      fetch,
+      fetch: consistentFetch,
       timeoutMs,
       signal,
       clientVersion: CLIENT_VERSION,

@@ -37,6 +37,7 @@ interface McpMock {
   toolCalls: Array<{ name: string; arguments: Record<string, unknown> }>;
   deleted: Array<string | null>;
   authorization: Array<string | null>;
+  tokens: Array<string | null>;
 }
 
 /**
@@ -49,12 +50,19 @@ function mcpServer(
     args: Record<string, unknown>,
   ) => Record<string, unknown> | Response | Promise<Response>,
 ): McpMock {
-  const mock: McpMock = { messages: [], toolCalls: [], deleted: [], authorization: [] };
+  const mock: McpMock = {
+    messages: [],
+    toolCalls: [],
+    deleted: [],
+    authorization: [],
+    tokens: [],
+  };
   server.use(
     http.post(`${BASE_URL}/v1/mcp`, async ({ request }) => {
       const message = (await request.json()) as RpcMessage;
       mock.messages.push(message);
       mock.authorization.push(request.headers.get('authorization'));
+      mock.tokens.push(request.headers.get('mnemo-consistency-token'));
       const headers = { 'mcp-session-id': SESSION };
       if (message.id === undefined) return new HttpResponse(null, { status: 202, headers });
       if (message.method === 'initialize') {
@@ -126,6 +134,30 @@ function client(options: ClientOptions = {}) {
   made.push(api);
   return api;
 }
+
+describe('consistency token', () => {
+  it('sends the newest token a response carried with every later request, REST and MCP', async () => {
+    const seen: Array<string | null> = [];
+    const mcp = mcpServer(() => toolResult({ ...searchResponse, request_id: 'req-mcp' }));
+    server.use(
+      http.post(`${BASE_URL}/v1/memories`, ({ request }) => {
+        seen.push(request.headers.get('mnemo-consistency-token'));
+        return HttpResponse.json(
+          { memory_id: 'm1', deduped: false, chunks: 1 },
+          { headers: { 'mnemo-consistency-token': seen.length === 1 ? '0/2000' : '0/1000' } },
+        );
+      }),
+    );
+    const api = client({ transport: 'mcp' });
+    await api.memories.add({ text: 'first' });
+    await api.memories.add({ text: 'second' });
+    await api.memories.add({ text: 'third' });
+    await api.search.query({ query: 'seat' });
+    // None before the first write; an older token never replaces a newer one.
+    expect(seen).toEqual([null, '0/2000', '0/2000']);
+    expect(mcp.tokens.at(-1)).toBe('0/2000');
+  });
+});
 
 describe('hybrid routing', () => {
   it('a simple search goes over MCP (search_memories), with the API key and the normalised owner', async () => {
@@ -272,6 +304,8 @@ describe('hybrid routing', () => {
     expect(api.lastSearchTransport).toBe('rest');
     expect(result.request_id).toBe('req-rest');
     expect(rest).toHaveLength(1);
+    // The session it stops using is ended on the server, not left open there.
+    await vi.waitFor(() => expect(mcp.deleted).toEqual([SESSION]));
   });
 
   it('an MCP tool error falls back to REST too', async () => {

@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './contract.js';
+export * from './consistency.js';
 export * from './openapi.js';
 export * from './document-sections.js';
 export * from './routes/admin.js';

@@ -17,6 +17,8 @@ import { clientAddressKey } from './http/rate-limit.js';
 import { PLANS } from '@mnemo/contract';
 import { mcpRoutes } from './mcp/http.js';
 import { McpSessionStore } from './mcp/sessions.js';
+import { openRedis } from './limits/redis.js';
+import type { RedisConnection } from './config.js';
 import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
 import { healthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
@@ -39,13 +41,33 @@ import { consoleRoutes } from './http/console.js';
 
 export { MCP_PATHS } from './mcp/paths.js';
 
-/** Open hosted-MCP sessions, bounded by the configured count and idle time; closed on shutdown. */
+/**
+ * Hosted-MCP sessions, bounded by idle time (and by count in memory): in Redis when one is
+ * configured, so that every instance knows every session; their open streams end on shutdown.
+ */
 export function mcpSessionStore({ config, logger }: Pick<AppDeps, 'config' | 'logger'>) {
   return new McpSessionStore({
     ttlMs: config.mcp.sessionTtlMs,
     maxSessions: config.mcp.maxSessions,
     logger,
+    redis: config.redis ? mcpSessionRedis(config.redis) : undefined,
   });
+}
+
+/**
+ * Session lookups wait for Redis while it reconnects (a failover takes seconds), each bounded,
+ * rather than failing at once as limit checks do: a session is not something to fail open on.
+ */
+function mcpSessionRedis(connection: RedisConnection) {
+  const client = openRedis(connection, {
+    commandTimeout: 2_000,
+    maxRetriesPerRequest: 2,
+    connectTimeout: 2_000,
+  });
+  client.on('error', () => {
+    // Reported by the failing lookups (503); without a listener ioredis prints to stderr.
+  });
+  return client;
 }
 
 /**

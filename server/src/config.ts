@@ -32,6 +32,10 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: optionalString,
+  // Read replicas (docs/scaling.md): streaming replicas of DATABASE_URL, comma-separated.
+  DATABASE_READ_URL: optionalString,
+  MNEMO_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  MNEMO_REPLICA_CHECK_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   MNEMO_DATA_DIR: z.string().default('.mnemo-data'),
   // Database faults (docs/operations.md): PostgreSQL statement and lock timeouts, and the longest
   // a request waits before it answers 503 SERVICE_UNAVAILABLE (0: no deadline).
@@ -86,6 +90,9 @@ const EnvSchema = z.object({
   MNEMO_JOB_BUDGET_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   MNEMO_MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   REDIS_URL: optionalString.pipe(z.string().url().optional()),
+  // Redis through Sentinel (docs/scaling.md): host:port list and the monitored master's name.
+  REDIS_SENTINELS: optionalString,
+  REDIS_SENTINEL_NAME: optionalString,
   MNEMO_KEY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   MNEMO_WORKSPACE_RATE_LIMIT_PER_MINUTE: optionalString.pipe(
     z.coerce.number().int().min(1).optional(),
@@ -157,6 +164,13 @@ export interface AppConfig {
   dataDir: string;
   /** PostgreSQL statement_timeout and lock_timeout per connection (ms; 0: none). Not on PGlite. */
   databaseTimeouts: { statementMs: number; lockMs: number };
+  /**
+   * Streaming replicas that serve searches, context, lists and gets (`DATABASE_READ_URL`); empty:
+   * every read on the primary. PostgreSQL only.
+   */
+  readReplicas: { urls: string[]; maxLagMs: number; checkIntervalMs: number };
+  /** Where the shared Redis is: one URL, or Sentinels that name the master; undefined: none. */
+  redis: RedisConnection | undefined;
   /** A request not answered by then answers 503 SERVICE_UNAVAILABLE (ms; 0: no deadline). */
   requestDeadlineMs: number;
   /** Browser origins allowed to call REST routes; `*` allows any. Requests without Origin pass. */
@@ -229,6 +243,17 @@ export interface AppConfig {
   /** `LOG_FORMAT`; undefined: pretty on a terminal, JSON otherwise (main.ts decides). */
   logFormat: 'json' | 'pretty' | undefined;
 }
+
+/** `REDIS_URL`, or `REDIS_SENTINELS` with `REDIS_SENTINEL_NAME` (the master follows failovers). */
+export type RedisConnection =
+  | { url: string }
+  | {
+      sentinels: { host: string; port: number }[];
+      /** The master name the Sentinels monitor. */
+      name: string;
+      /** `REDIS_URL`'s password and database, when both are set: they apply to the master. */
+      url?: string | undefined;
+    };
 
 /** Dashboard identity and sessions (docs/dashboard.md). */
 export interface DashboardConfig {
@@ -453,6 +478,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     e.MNEMO_EMBEDDINGS_MODEL,
     e.MNEMO_EMBEDDINGS_WORD_VECTORS,
   );
+  const readUrls = (e.DATABASE_READ_URL ?? '')
+    .split(',')
+    .map((url) => url.trim())
+    .filter(Boolean);
+  if (readUrls.length > 0 && !e.DATABASE_URL) {
+    throw new ConfigError(
+      'Invalid configuration:\n  DATABASE_READ_URL: needs DATABASE_URL (the primary the replicas follow)',
+    );
+  }
   if (e.MNEMO_RERANK_PROVIDER === 'http' && !e.MNEMO_RERANK_BASE_URL) {
     throw new ConfigError(
       'Invalid configuration:\n  MNEMO_RERANK_BASE_URL: required when MNEMO_RERANK_PROVIDER=http',
@@ -467,6 +501,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       statementMs: e.MNEMO_DB_STATEMENT_TIMEOUT_MS,
       lockMs: e.MNEMO_DB_LOCK_TIMEOUT_MS,
     },
+    readReplicas: {
+      urls: readUrls,
+      maxLagMs: e.MNEMO_REPLICA_MAX_LAG_MS,
+      checkIntervalMs: e.MNEMO_REPLICA_CHECK_INTERVAL_MS,
+    },
+    redis: redisConnection(e.REDIS_URL, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME),
     requestDeadlineMs: e.MNEMO_REQUEST_DEADLINE_MS,
     allowedOrigins: e.MNEMO_ALLOWED_ORIGINS,
     maxBodyBytes: e.MNEMO_MAX_BODY_BYTES,
@@ -604,4 +644,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };
+}
+
+/** `REDIS_SENTINELS` (host:port, comma-separated) wins over `REDIS_URL`; both need a master name. */
+function redisConnection(
+  url: string | undefined,
+  sentinels: string | undefined,
+  name: string | undefined,
+): RedisConnection | undefined {
+  if (!sentinels) return url ? { url } : undefined;
+  const parsed = sentinels.split(',').map((entry) => {
+    const match = /^\s*([^\s:]+|\[[^\]]+\]):(\d{1,5})\s*$/.exec(entry);
+    if (!match) {
+      throw new ConfigError(
+        `Invalid configuration:\n  REDIS_SENTINELS: "${entry.trim()}" is not host:port (a comma-separated list of Sentinels)`,
+      );
+    }
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
+  });
+  if (!name) {
+    throw new ConfigError(
+      'Invalid configuration:\n  REDIS_SENTINEL_NAME: required with REDIS_SENTINELS (the master name the Sentinels monitor)',
+    );
+  }
+  return { sentinels: parsed, name, url };
 }

@@ -1,5 +1,6 @@
 import type { AppConfig } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
+import { ReadReplicas } from './db/replicas.js';
 import { StatisticsKeeper } from './db/statistics.js';
 import type { Logger } from './logger.js';
 import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
@@ -56,6 +57,8 @@ export interface AppDeps {
   limits: LimitBackend;
   /** Every use case both doors reach, each through the one policy wrapper. */
   operations: Operations;
+  /** Streaming replicas serving reads (`DATABASE_READ_URL`); undefined: reads on the primary. */
+  readReplicas: ReadReplicas | undefined;
   /** Payments and entitlements: the billing routes, the operator routes and the reprocess job. */
   billing: BillingService;
   /** The console's identity and sessions (its sessions also authenticate tenant routes). */
@@ -114,11 +117,20 @@ export async function createDeps(
   const limits =
     overrides.limits ??
     (await createLimitBackend({
-      redisUrl: config.rateLimits.redisUrl,
+      redis: config.redis,
       commandTimeoutMs: commandTimeoutFor(config.requestDeadlineMs),
       onConnectError: (err) =>
         logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
     }));
+  // Replicas only beside a PostgreSQL primary: they are opened as they are, never migrated.
+  const readReplicas =
+    config.readReplicas.urls.length > 0 && database.driver === 'postgres'
+      ? await ReadReplicas.open(database.writer, {
+          ...config.readReplicas,
+          timeouts: config.databaseTimeouts,
+          logger,
+        })
+      : undefined;
   const operations = createOperations(
     {
       reader: database.reader,
@@ -148,6 +160,7 @@ export async function createDeps(
         extractionOn: extractor !== undefined,
       },
       audit,
+      reads: readReplicas,
     },
   );
   const dashboard: DashboardDeps = {
@@ -176,6 +189,7 @@ export async function createDeps(
     statistics,
     limits,
     operations,
+    readReplicas,
     billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
     dashboard,
   };

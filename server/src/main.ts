@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     await deps.audit.drain();
     logger.debug('audit drained');
     await deps.limits.close();
+    await deps.readReplicas?.close();
     await database.close();
     logger.debug('database closed');
     // The log destination is asynchronous: let it write what it holds before exiting.

@@ -167,9 +167,10 @@ export class McpTransport {
           timeout,
         });
       } catch (error) {
-        // The session may be gone (expired, server restarted): start afresh next time.
+        // The session may be gone (expired, server restarted): start afresh next time, and
+        // end this one on the server (DELETE) rather than leave it open there.
         this.#forget();
-        void session.client.close().catch(() => undefined);
+        void abandon(session);
         throw error;
       }
       if (result.isError === true) throw toolError(name, result.content);
@@ -254,7 +255,8 @@ export class McpTransport {
       try {
         await client.connect(transport, { signal: handshake.signal, timeout });
       } catch (error) {
-        void client.close().catch(() => undefined);
+        // The initialize may have opened a session before the handshake failed.
+        void abandon({ client, transport });
         throw error;
       }
       return { client, transport };
@@ -272,6 +274,16 @@ export class McpTransport {
     );
     return session;
   }
+}
+
+/**
+ * Ends a session the client stops using: DELETE when the server gave it an id (a session that is
+ * already gone answers 404, which changes nothing), then the SDK client.
+ */
+async function abandon(session: Session): Promise<void> {
+  if (session.transport.sessionId !== undefined)
+    await session.transport.terminateSession().catch(() => undefined);
+  await session.client.close().catch(() => undefined);
 }
 
 /** MCP JSON-RPC error code of a request that got no answer within its timeout. */

@@ -30,8 +30,8 @@ function isLoopbackOrigin(origin: string): boolean {
 }
 
 const ALLOWED_REQUEST_HEADERS =
-  'authorization, content-type, x-api-key, x-request-id, x-csrf-token, x-safety-pii-scan, x-save-history, mcp-session-id, mcp-protocol-version, last-event-id';
-const EXPOSED_HEADERS = 'x-request-id, retry-after, mcp-session-id';
+  'authorization, content-type, x-api-key, x-request-id, x-csrf-token, x-safety-pii-scan, x-save-history, mcp-session-id, mcp-protocol-version, last-event-id, mnemo-consistency-token';
+const EXPOSED_HEADERS = 'x-request-id, retry-after, mcp-session-id, mnemo-consistency-token';
 
 /**
  * Origin allowlist, CORS headers and the OPTIONS preflight, in the spec's order: a denied origin

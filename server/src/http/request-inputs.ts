@@ -1,4 +1,10 @@
-import { PII_SCAN_HEADER, SAVE_HISTORY_HEADER } from '@mnemo/contract';
+import {
+  CONSISTENCY_TOKEN_HEADER,
+  CONSISTENCY_TOKEN_PATTERN,
+  PII_SCAN_HEADER,
+  SAVE_HISTORY_HEADER,
+} from '@mnemo/contract';
+import { ServiceError } from '../errors.js';
 import type { Request } from 'express';
 import type { Caller } from '../operations/context.js';
 import { requireAuth, type RequestAuth } from './auth.js';
@@ -12,6 +18,8 @@ interface CarryingRequest {
   ip?: string | undefined;
   auditRecorded?: boolean;
   get(name: string): string | undefined;
+  /** Express's response of the request: a write's consistency token goes in its headers. */
+  res?: { headersSent: boolean; setHeader(name: string, value: string): unknown } | undefined;
 }
 
 const MAX_PATH = 512;
@@ -39,10 +47,31 @@ export function callerOf(req: CarryingRequest, door: Caller['door']): Caller {
       userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
       startedAt: req.startedAt,
     },
+    consistency: {
+      readAfter: consistencyTokenOf(req),
+      primaryWithoutToken: door === 'mcp',
+      issued: (token) => {
+        // An MCP answer streams: its headers are out before the tool runs.
+        if (req.res && !req.res.headersSent) req.res.setHeader(CONSISTENCY_TOKEN_HEADER, token);
+      },
+    },
     audited: () => {
       req.auditRecorded = true;
     },
   };
+}
+
+/** The request's consistency token; one that is not a WAL position is refused. */
+function consistencyTokenOf(req: CarryingRequest): string | undefined {
+  const token = req.get(CONSISTENCY_TOKEN_HEADER)?.trim();
+  if (!token) return undefined;
+  if (!CONSISTENCY_TOKEN_PATTERN.test(token)) {
+    throw new ServiceError(
+      'BAD_REQUEST',
+      `${CONSISTENCY_TOKEN_HEADER}: send back the header of a write unchanged (like 0/16B3748)`,
+    );
+  }
+  return token;
 }
 
 /** The audit fields of a request no operation recorded (refused before one ran, or none). */

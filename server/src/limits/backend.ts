@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   RateLimiterMemory,
   RateLimiterRedis,
   type RateLimiterAbstract,
   type RateLimiterStoreAbstract,
 } from 'rate-limiter-flexible';
+import type { RedisConnection } from '../config.js';
 import type { Logger } from '../logger.js';
+import { openRedis } from './redis.js';
 
 /** A limit store failure is logged at most this often per message, with how many it stands for. */
 const STORE_WARNING_INTERVAL_MS = 10_000;
@@ -77,8 +79,10 @@ export interface LimitBackend {
 }
 
 export interface LimitBackendOptions {
-  /** `redis://…`; unset counts in memory. */
+  /** `redis://…`; unset (and no `redis`) counts in memory. */
   redisUrl?: string | undefined;
+  /** A URL or Sentinels (`REDIS_SENTINELS`); wins over `redisUrl`. */
+  redis?: RedisConnection | undefined;
   /** Prefix of every Redis key (tests give each run its own). */
   keyPrefix?: string;
   now?: () => number;
@@ -112,15 +116,17 @@ export function commandTimeoutFor(requestDeadlineMs: number): number {
  */
 export async function createLimitBackend({
   redisUrl,
+  redis,
   keyPrefix = 'mnemo',
   now = Date.now,
   onConnectError,
   commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
 }: LimitBackendOptions = {}): Promise<LimitBackend> {
-  if (!redisUrl) return memoryBackend(keyPrefix, now);
+  const connection = redis ?? (redisUrl ? { url: redisUrl } : undefined);
+  if (!connection) return memoryBackend(keyPrefix, now);
   // No offline queue: a Redis outage fails the limit check at once (the caller decides whether
   // that fails open or closed) instead of holding requests until it returns.
-  const client = new Redis(redisUrl, {
+  const client = openRedis(connection, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,

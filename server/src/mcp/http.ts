@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -23,7 +22,7 @@ import { withHttpRequest } from './context.js';
 import { landingPage } from './landing.js';
 import { MCP_PATHS } from './paths.js';
 import { createMcpServer } from './server.js';
-import type { McpSession, McpSessionStore, SessionBinding } from './sessions.js';
+import type { McpSessionStore, SessionBinding } from './sessions.js';
 
 /** What the MCP door needs: the operations its tools call and the door's own machinery. */
 export interface McpDoorDeps {
@@ -121,49 +120,36 @@ export function mcpRoutes(
   // The app's JSON parser skips MCP paths so that malformed JSON is a JSON-RPC parse error here.
   const rawBody = express.raw({ type: () => true, limit: settings.maxBodyBytes });
 
-  async function serve(
-    session: McpSession,
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    body?: unknown,
-  ) {
-    const end = sessions.begin(session);
-    res.on('close', end);
-    try {
-      // Express's `req.auth` is ours, not the SDK's AuthInfo: tools read the request from context.
-      const incoming: IncomingMessage = req;
-      await withHttpRequest(req, () => session.transport.handleRequest(incoming, res, body));
-    } catch (error) {
-      next(error);
-    }
-  }
-
-  async function openSession(binding: SessionBinding): Promise<McpSession> {
+  /**
+   * Serves one HTTP request of a session with a fresh SDK server over a stateless transport:
+   * the session is the store's record (checked by the caller), so any instance can serve it.
+   */
+  async function serve(req: Request, res: Response, next: NextFunction, body?: unknown) {
     const server = createMcpServer({
       operations: deps.operations,
       logger,
       version: settings.version,
     });
-    const session: McpSession = {
-      id: '',
-      binding,
-      server,
-      lastSeenAt: 0,
-      inflight: 0,
-      transport: new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          session.id = id;
-          sessions.add(session);
-        },
-      }),
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const stream = {
+      close: async () => {
+        await transport.close();
+        await server.close();
+      },
     };
-    session.transport.onclose = () => {
-      if (session.id) sessions.forget(session.id);
-    };
-    await server.connect(session.transport);
-    return session;
+    const untrack = sessions.track(stream);
+    res.on('close', () => {
+      untrack();
+      void stream.close().catch(() => undefined);
+    });
+    try {
+      await server.connect(transport);
+      // Express's `req.auth` is ours, not the SDK's AuthInfo: tools read the request from context.
+      const incoming: IncomingMessage = req;
+      await withHttpRequest(req, () => transport.handleRequest(incoming, res, body));
+    } catch (error) {
+      next(error);
+    }
   }
 
   const post = handler(async (req, res, next) => {
@@ -173,14 +159,18 @@ export function mcpRoutes(
     const binding = bindingOf(req);
     const sessionId = req.get(SESSION_HEADER);
     if (sessionId) {
-      const session = sessions.find(sessionId, binding);
-      return session ? serve(session, req, res, next, message) : sessionNotFound(res);
+      if (!(await sessions.find(sessionId, binding))) return sessionNotFound(res);
+      // A stateless transport names no session: its answers carry the id as a session's do.
+      res.setHeader(SESSION_HEADER, sessionId);
+      return serve(req, res, next, message);
     }
     if (!isInitialize(message)) return sessionRequired(res);
-    const session = await openSession(binding);
-    await serve(session, req, res, next, message);
-    // An initialize the transport refused (bad params) opened nothing: drop its server.
-    if (!session.id) void session.server.close().catch(() => undefined);
+    const id = await sessions.open(binding);
+    // Set before the transport writes its headers, which Node merges with this one.
+    res.setHeader(SESSION_HEADER, id);
+    await serve(req, res, next, message);
+    // An initialize the transport refused (bad params, a batch) opened nothing.
+    if (res.statusCode >= 400) await sessions.close(id, binding);
   });
 
   const streamOrPage: RequestHandler = (req, res, next) => {
@@ -201,17 +191,26 @@ export function mcpRoutes(
     next();
   };
 
-  /** GET (the session's event stream) and DELETE (closing it): both need an existing session. */
-  const inSession = handler(async (req, res, next) => {
+  /** GET: the session's event stream (nothing is pushed on it: tool calls answer on their POST). */
+  const stream = handler(async (req, res, next) => {
     const sessionId = req.get(SESSION_HEADER);
     if (!sessionId) return sessionRequired(res);
-    const session = sessions.find(sessionId, bindingOf(req));
-    return session ? serve(session, req, res, next) : sessionNotFound(res);
+    if (!(await sessions.find(sessionId, bindingOf(req)))) return sessionNotFound(res);
+    res.setHeader(SESSION_HEADER, sessionId);
+    return serve(req, res, next);
+  });
+
+  /** DELETE: ends the session for every instance. */
+  const end = handler(async (req, res) => {
+    const sessionId = req.get(SESSION_HEADER);
+    if (!sessionId) return sessionRequired(res);
+    if (!(await sessions.close(sessionId, bindingOf(req)))) return sessionNotFound(res);
+    res.status(200).end();
   });
 
   router.post(MCP_PATHS, auth, ...limits, rawBody, post);
-  router.get(MCP_PATHS, streamOrPage, auth, inSession);
+  router.get(MCP_PATHS, streamOrPage, auth, stream);
   // Not GET: its event stream would hold an in-flight lease for as long as it stays open.
-  router.delete(MCP_PATHS, auth, ...limits, inSession);
+  router.delete(MCP_PATHS, auth, ...limits, end);
   return router;
 }

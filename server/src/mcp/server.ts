@@ -72,9 +72,9 @@ export interface McpServerDeps {
 }
 
 /**
- * One MCP server per session (an SDK Server serves one transport). A session belongs to the
- * workspace and key that opened it, so every request reaching it was authenticated as them: a
- * tool call acts for the caller of the HTTP request carrying it.
+ * One MCP server per HTTP request (an SDK Server serves one transport; see mcp/sessions.ts). A
+ * session belongs to the workspace and key that opened it, so every request reaching it was
+ * authenticated as them: a tool call acts for the caller of the HTTP request carrying it.
  */
 export function createMcpServer(deps: McpServerDeps): Server {
   const server = new Server(
@@ -109,17 +109,18 @@ export function createMcpServer(deps: McpServerDeps): Server {
           { err: withoutMessage(error), request_id: httpRequest.requestId, tool: tool.name },
           'MCP tool failed',
         );
-        // A client that wants error logs (the SDK filters by the level set with logging/setLevel)
-        // gets the request id to quote when reporting the failure.
-        void server
-          .sendLoggingMessage(
-            {
+        // The client gets the request id to quote when reporting the failure, on this call's own
+        // stream: a session's requests may each reach another instance, so nothing else is
+        // sure to carry it (and no logging/setLevel is kept between them: errors always go).
+        void extra
+          .sendNotification({
+            method: 'notifications/message',
+            params: {
               level: 'error',
               logger: MCP_SERVER_NAME,
               data: { tool: tool.name, request_id: httpRequest.requestId },
             },
-            extra.sessionId,
-          )
+          })
           .catch(() => undefined);
       }
       return toolError(

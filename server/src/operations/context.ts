@@ -65,6 +65,10 @@ export interface Caller {
   saveHistory: boolean;
   /** `x-safety-pii-scan: 1`: a write reports the email and phone hints it finds. */
   piiScan: boolean;
+  /**
+   * Read-your-writes across read replicas (docs/scaling.md); absent: reads and writes as they come.
+   */
+  consistency?: CallerConsistency;
   /** Where the call came in, for its audit record. */
   origin: {
     path: string;
@@ -75,6 +79,32 @@ export interface Caller {
   };
   /** Told that the operation's audit record is written: the door writes none for the request. */
   audited(): void;
+}
+
+/** What a caller says about read replicas, and how it hears a write's consistency token. */
+export interface CallerConsistency {
+  /** The consistency token the request carried: its reads must see that write. */
+  readAfter: string | undefined;
+  /**
+   * Reads without a token go to the primary: the MCP door, whose clients have no way to send a
+   * token back, so an agent's search always sees the memory it just wrote.
+   */
+  primaryWithoutToken: boolean;
+  /** Told the consistency token of the write the operation made (the REST door sends it). */
+  issued(token: string): void;
+}
+
+/**
+ * Where reads go when the server has read replicas: a port of the composition root's
+ * {@link ReadReplicas}, so operations never see the replicas themselves.
+ */
+export interface ReadRouting {
+  /** The reader for one read operation: a replica past `after` (a token), or the primary. */
+  readerFor(after: string | undefined, primaryWithoutToken: boolean): Promise<Reader>;
+  /** The consistency token of every write committed so far. */
+  writePosition(): Promise<string>;
+  /** A read failed on `reader`: a replica that lost its connection is skipped. */
+  noteFailure(reader: Reader, error: unknown): void;
 }
 
 /**

@@ -55,30 +55,36 @@ export type Operations = {
     : never;
 };
 
-/** Binds every operation to the context and the policy machinery (the composition root calls it). */
+/**
+ * Binds every operation to the context and the policy machinery (the composition root calls it).
+ * Each says how it uses read replicas: searches, context, lists and gets read (`'read'`),
+ * changes answer with a consistency token (`'write'`); feedback and saved history stay on the
+ * primary, as the history a search saves off the response path may not have reached a replica.
+ */
 export function createOperations(ctx: OperationContext, machinery: PolicyMachinery): Operations {
   return {
-    writeMemory: guard(writeMemory, ctx, machinery),
-    searchMemories: guard(searchMemories, ctx, machinery),
-    getContext: guard(getContext, ctx, machinery),
+    writeMemory: guard(writeMemory, ctx, machinery, 'write'),
+    searchMemories: guard(searchMemories, ctx, machinery, 'read'),
+    getContext: guard(getContext, ctx, machinery, 'read'),
     sendFeedback: guard(sendFeedback, ctx, machinery),
-    listMemories: guard(listMemories, ctx, machinery),
-    getMemory: guard(getMemory, ctx, machinery),
-    deleteMemory: guard(deleteMemory, ctx, machinery),
-    ingest: guard(ingest, ctx, machinery),
-    ingestConversation: guard(ingestConversation, ctx, machinery),
+    listMemories: guard(listMemories, ctx, machinery, 'read'),
+    getMemory: guard(getMemory, ctx, machinery, 'read'),
+    deleteMemory: guard(deleteMemory, ctx, machinery, 'write'),
+    ingest: guard(ingest, ctx, machinery, 'write'),
+    ingestConversation: guard(ingestConversation, ctx, machinery, 'write'),
     replaySearch: guard(replaySearch, ctx, machinery),
     getSearchHistory: guard(getSearchHistory, ctx, machinery),
     sendContextFeedback: guard(sendContextFeedback, ctx, machinery),
-    createLink: guard(createLink, ctx, machinery),
-    listLinks: guard(listLinks, ctx, machinery),
-    deleteLink: guard(deleteLink, ctx, machinery),
-    updatePins: guard(updatePins, ctx, machinery),
-    getPins: guard(getPins, ctx, machinery),
+    createLink: guard(createLink, ctx, machinery, 'write'),
+    listLinks: guard(listLinks, ctx, machinery, 'read'),
+    deleteLink: guard(deleteLink, ctx, machinery, 'write'),
+    updatePins: guard(updatePins, ctx, machinery, 'write'),
+    getPins: guard(getPins, ctx, machinery, 'read'),
+    // An export pages through everything an owner has: from the primary, complete and current.
     exportOwner: guard(exportOwner, ctx, machinery),
-    importOwner: guard(importOwner, ctx, machinery),
-    eraseOwner: guard(eraseOwner, ctx, machinery),
-    getUsageHistory: guard(getUsageHistory, ctx, machinery),
-    getMemoryBreakdown: guard(getMemoryBreakdown, ctx, machinery),
+    importOwner: guard(importOwner, ctx, machinery, 'write'),
+    eraseOwner: guard(eraseOwner, ctx, machinery, 'write'),
+    getUsageHistory: guard(getUsageHistory, ctx, machinery, 'read'),
+    getMemoryBreakdown: guard(getMemoryBreakdown, ctx, machinery, 'read'),
   };
 }

@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import { unavailableError } from '../db/faults.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
 import type { AiCostLimiter } from '../limits/ai-cost.js';
-import type { AuditDraft, Caller } from './context.js';
+import type { AuditDraft, Caller, ReadRouting } from './context.js';
 import { COST_ESTIMATORS, type CostPricing } from './cost.js';
 import type { Operation } from './operation.js';
 
@@ -13,7 +13,16 @@ export interface PolicyMachinery {
   pricing: CostPricing;
   /** Where audit records not written by an operation's own transaction go (batched). */
   audit: { record(entry: NewAuditRecord): void };
+  /** Read replicas (`DATABASE_READ_URL`); undefined: every read on the primary. */
+  reads?: ReadRouting | undefined;
 }
+
+/**
+ * How an operation meets read replicas: a `read` runs on the reader the routing picks (a replica
+ * when one is fresh enough); a `write` answers with a consistency token; anything else (feedback,
+ * saved history) reads and writes on the primary and issues no token.
+ */
+export type ReplicaUse = 'read' | 'write' | 'primary';
 
 /** An operation with its policies applied: what a door calls. */
 export type GuardedOperation<I, O> = (caller: Caller, input: I) => Promise<O>;
@@ -36,7 +45,9 @@ export function guard<I, O, C>(
   operation: Operation<I, O, C>,
   ctx: C,
   machinery: PolicyMachinery,
+  replicaUse: ReplicaUse = 'primary',
 ): GuardedOperation<I, O> {
+  const { reads } = machinery;
   const { policies, route } = operation;
   const estimate = policies.cost ? COST_ESTIMATORS[policies.cost] : undefined;
   return async function guardedOperation(caller, input) {
@@ -63,8 +74,26 @@ export function guard<I, O, C>(
         const cost = estimate(input, machinery.pricing);
         await machinery.aiCost.charge(caller.workspaceId, cost, caller.requestId);
       }
+      const consistency = caller.consistency;
+      if (reads && replicaUse === 'read') {
+        const reader = await reads.readerFor(
+          consistency?.readAfter,
+          consistency?.primaryWithoutToken ?? false,
+        );
+        const result = await operation
+          .run({ ...ctx, reader }, { caller, input, audit })
+          .catch((error: unknown) => {
+            reads.noteFailure(reader, error);
+            throw error;
+          });
+        audited = result.audited === true;
+        return result.output;
+      }
       const result = await operation.run(ctx, { caller, input, audit });
       audited = result.audited === true;
+      // Committed: the primary's WAL is past the write, so its position is the write's token.
+      if (reads && replicaUse === 'write' && consistency)
+        consistency.issued(await reads.writePosition());
       return result.output;
     } catch (error) {
       status = statusOf(error);

@@ -1,79 +1,62 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { McpSessionStore, type McpSession } from '../../src/mcp/sessions.js';
+import { McpSessionStore } from '../../src/mcp/sessions.js';
 import { toolCatalog } from '../../src/mcp/server.js';
 import { TOOLS } from '../../src/mcp/tools.js';
 
-function fakeSession(
-  id: string,
-  workspaceId = 'w1',
-  apiKeyId: string | null = 'k1',
-): McpSession & { closed: () => boolean } {
-  const close = vi.fn(async () => undefined);
-  return {
-    id,
-    binding: { workspaceId, apiKeyId },
-    server: { close } as unknown as McpSession['server'],
-    transport: {} as McpSession['transport'],
-    lastSeenAt: 0,
-    inflight: 0,
-    closed: () => close.mock.calls.length > 0,
-  };
-}
+const ALICE = { workspaceId: 'w1', apiKeyId: 'k1' };
 
-describe('McpSessionStore', () => {
+describe('McpSessionStore (in memory)', () => {
   const logger = createLogger('silent');
 
-  it('finds a session only for the workspace and key that opened it', () => {
+  it('finds a session only for the workspace and key that opened it', async () => {
     const store = new McpSessionStore({ ttlMs: 60_000, maxSessions: 10, logger });
-    store.add(fakeSession('s1', 'w1', 'k1'));
-    expect(store.find('s1', { workspaceId: 'w1', apiKeyId: 'k1' })?.id).toBe('s1');
-    expect(store.find('s1', { workspaceId: 'w2', apiKeyId: 'k9' })).toBeUndefined();
-    expect(store.find('s1', { workspaceId: 'w1', apiKeyId: 'k2' })).toBeUndefined();
-    expect(store.find('nope', { workspaceId: 'w1', apiKeyId: 'k1' })).toBeUndefined();
-    void store.closeAll();
+    const id = await store.open(ALICE);
+    expect(await store.find(id, ALICE)).toBe(true);
+    expect(await store.find(id, { workspaceId: 'w2', apiKeyId: 'k9' })).toBe(false);
+    expect(await store.find(id, { workspaceId: 'w1', apiKeyId: 'k2' })).toBe(false);
+    expect(await store.find('nope', ALICE)).toBe(false);
+    // Another workspace cannot end it either.
+    expect(await store.close(id, { workspaceId: 'w2', apiKeyId: 'k9' })).toBe(false);
+    expect(await store.close(id, ALICE)).toBe(true);
+    expect(await store.find(id, ALICE)).toBe(false);
+    await store.closeAll();
   });
 
-  it('closes the least recently used session when full', () => {
+  it('forgets the least recently used session when full', async () => {
     const store = new McpSessionStore({ ttlMs: 60_000, maxSessions: 2, logger });
-    const [a, b, c] = [fakeSession('a'), fakeSession('b'), fakeSession('c')];
-    store.add(a);
-    store.add(b);
-    store.begin(a)(); // a was used after b
-    store.add(c);
+    const a = await store.open(ALICE);
+    const b = await store.open(ALICE);
+    expect(await store.find(a, ALICE)).toBe(true); // a was used after b
+    const c = await store.open(ALICE);
     expect(store.size).toBe(2);
-    expect(b.closed()).toBe(true);
-    expect(a.closed()).toBe(false);
-    expect(store.find('a', a.binding)).toBeDefined();
-    void store.closeAll();
+    expect(await store.find(b, ALICE)).toBe(false);
+    expect(await store.find(a, ALICE)).toBe(true);
+    expect(await store.find(c, ALICE)).toBe(true);
+    await store.closeAll();
   });
 
-  it('sweeps sessions idle past the TTL, but not one with a request in progress', () => {
+  it('forgets a session idle past the TTL; each use restarts its idle time', async () => {
     let now = 0;
     const store = new McpSessionStore({ ttlMs: 1_000, maxSessions: 10, logger, now: () => now });
-    const [idle, busy] = [fakeSession('idle'), fakeSession('busy')];
-    store.add(idle);
-    store.add(busy);
-    const end = store.begin(busy); // e.g. an open GET event stream
-    now = 5_000;
-    expect(store.sweep()).toBe(1);
-    expect(idle.closed()).toBe(true);
-    expect(busy.closed()).toBe(false);
-    end();
-    now = 5_500;
-    expect(store.sweep()).toBe(0); // ended 500 ms ago
-    now = 7_000;
-    expect(store.sweep()).toBe(1);
-    expect(store.size).toBe(0);
+    const used = await store.open(ALICE);
+    const idle = await store.open(ALICE);
+    now = 900;
+    expect(await store.find(used, ALICE)).toBe(true);
+    now = 1_500;
+    expect(await store.find(idle, ALICE)).toBe(false);
+    expect(await store.find(used, ALICE)).toBe(true);
+    await store.closeAll();
   });
 
-  it('closes every session on shutdown', async () => {
+  it('ends every open stream on shutdown', async () => {
     const store = new McpSessionStore({ ttlMs: 60_000, maxSessions: 10, logger });
-    const sessions = [fakeSession('x'), fakeSession('y')];
-    sessions.forEach((session) => store.add(session));
+    const closed: string[] = [];
+    store.track({ close: async () => void closed.push('x') });
+    const untrack = store.track({ close: async () => void closed.push('y') });
+    untrack(); // its request ended before
     await store.closeAll();
-    expect(sessions.every((session) => session.closed())).toBe(true);
-    expect(store.size).toBe(0);
+    expect(closed).toEqual(['x']);
   });
 });
 
