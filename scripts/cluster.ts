@@ -265,7 +265,10 @@ async function startRedis(dir: string, pids: Record<string, number>, withSentine
         `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
       ].join('\n') + '\n',
     );
-    pids[`sentinel-${index}`] = launch(dir, `sentinel-${index}`, 'redis-sentinel', [conf]).pid!;
+    pids[`sentinel-${index}`] = launch(dir, `sentinel-${index}`, 'redis-server', [
+      conf,
+      '--sentinel',
+    ]).pid!;
     sentinels.push(port);
   }
   await waitFor('redis replica', async () =>
