@@ -13,6 +13,16 @@ import { replaySearch } from './replay-search.js';
 import { searchMemories } from './search-memories.js';
 import { sendFeedback } from './send-feedback.js';
 import { writeMemory } from './write-memory.js';
+import {
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  listWebhookDeliveries,
+  replayWebhookDelivery,
+} from './webhooks.js';
 
 export type { Caller, CallerVia, OperationContext } from './context.js';
 export type { GuardedOperation, PolicyMachinery } from './policy.js';
@@ -36,9 +46,20 @@ export const OPERATIONS = {
   deleteLink,
   updatePins,
   getPins,
+<<<<<<< HEAD
   exportOwner,
   importOwner,
   eraseOwner,
+=======
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  listWebhookDeliveries,
+  replayWebhookDelivery,
+>>>>>>> bed9f68 (Webhooks: per-workspace signed endpoints over the domain-event outbox (contract, migration 0015_webhooks, SSRF guard, encrypted secrets, dispatcher with SKIP LOCKED claims, retries and per-memory order))
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -72,8 +93,19 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     deleteLink: guard(deleteLink, ctx, machinery),
     updatePins: guard(updatePins, ctx, machinery),
     getPins: guard(getPins, ctx, machinery),
+<<<<<<< HEAD
     exportOwner: guard(exportOwner, ctx, machinery),
     importOwner: guard(importOwner, ctx, machinery),
     eraseOwner: guard(eraseOwner, ctx, machinery),
+=======
+    createWebhookEndpoint: guard(createWebhookEndpoint, ctx, machinery),
+    listWebhookEndpoints: guard(listWebhookEndpoints, ctx, machinery),
+    getWebhookEndpoint: guard(getWebhookEndpoint, ctx, machinery),
+    updateWebhookEndpoint: guard(updateWebhookEndpoint, ctx, machinery),
+    deleteWebhookEndpoint: guard(deleteWebhookEndpoint, ctx, machinery),
+    rotateWebhookSecret: guard(rotateWebhookSecret, ctx, machinery),
+    listWebhookDeliveries: guard(listWebhookDeliveries, ctx, machinery),
+    replayWebhookDelivery: guard(replayWebhookDelivery, ctx, machinery),
+>>>>>>> bed9f68 (Webhooks: per-workspace signed endpoints over the domain-event outbox (contract, migration 0015_webhooks, SSRF guard, encrypted secrets, dispatcher with SKIP LOCKED claims, retries and per-memory order))
   };
 }
