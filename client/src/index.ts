@@ -55,6 +55,7 @@ export {
   type ImportOptions,
   type ImportResponse,
 } from './owner-data.js';
+export { Webhooks } from './webhooks.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';
 export { isSimpleSearch } from './transport/hybrid.js';
