@@ -124,6 +124,16 @@ export type {
   ConnectorSettings,
   ConnectorSettingsPatch,
   PruningMetrics,
+  CreateWebhookEndpointPayload,
+  UpdateWebhookEndpointPayload,
+  WebhookDeliveriesQuery,
+  WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
 } from '@mnemo/contract';
 // The contract's values and bounds, for callers that validate or list them (the CLI does).
 export {
@@ -137,4 +147,6 @@ export {
   OWNER_TYPES,
   RETRIEVAL_PROFILES,
   SEARCH_MODES,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
 } from '@mnemo/contract';
