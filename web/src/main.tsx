@@ -8,6 +8,7 @@ import { Overview } from './pages/overview.js';
 import { SearchPlayground } from './pages/search.js';
 import { SignIn } from './pages/signin.js';
 import { Usage } from './pages/usage.js';
+import { Webhooks } from './pages/webhooks.js';
 import { Workspaces } from './pages/workspaces.js';
 import './styles.css';
 
@@ -18,6 +19,7 @@ const PAGES = [
   ['usage', 'Usage'],
   ['memories', 'Memories'],
   ['search', 'Search'],
+  ['webhooks', 'Webhooks'],
 ] as const;
 type PageId = (typeof PAGES)[number][0];
 
@@ -122,6 +124,7 @@ function App() {
         {page === 'usage' ? <Usage /> : null}
         {page === 'memories' ? <Memories /> : null}
         {page === 'search' ? <SearchPlayground /> : null}
+        {page === 'webhooks' ? <Webhooks /> : null}
       </main>
     </div>
   );
