@@ -61,15 +61,23 @@ describe('client.webhooks', () => {
       }),
       http.get(`${BASE_URL}/v1/webhooks/endpoints/:id/deliveries`, ({ request, params }) => {
         seen.push(`GET ${String(params.id)} ${new URL(request.url).search}`);
-        return HttpResponse.json({ results: [], page: 1, page_size: 50, total: 0, has_more: false });
+        return HttpResponse.json({
+          results: [],
+          page: 1,
+          page_size: 50,
+          total: 0,
+          has_more: false,
+        });
       }),
-      http.post(`${BASE_URL}/v1/webhooks/endpoints/:id/deliveries/:delivery/replay`, ({ params }) => {
-        seen.push(`REPLAY ${String(params.id)} ${String(params.delivery)}`);
-        return HttpResponse.json(
-          envelope('CONFLICT', 'Webhook delivery is pending', 'req_2'),
-          { status: 409 },
-        );
-      }),
+      http.post(
+        `${BASE_URL}/v1/webhooks/endpoints/:id/deliveries/:delivery/replay`,
+        ({ params }) => {
+          seen.push(`REPLAY ${String(params.id)} ${String(params.delivery)}`);
+          return HttpResponse.json(envelope('CONFLICT', 'Webhook delivery is pending', 'req_2'), {
+            status: 409,
+          });
+        },
+      ),
     );
     const c = client();
     await expect(c.webhooks.update(ENDPOINT_ID, { enabled: false })).resolves.toMatchObject({

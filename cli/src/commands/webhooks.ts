@@ -22,7 +22,9 @@ function eventTypes(value: string): WebhookEventType[] {
     .filter(Boolean);
   for (const type of types) {
     if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type)) {
-      throw new InvalidArgumentError(`${type} is not an event type: ${orList(WEBHOOK_EVENT_TYPES)}`);
+      throw new InvalidArgumentError(
+        `${type} is not an event type: ${orList(WEBHOOK_EVENT_TYPES)}`,
+      );
     }
   }
   return types as WebhookEventType[];

@@ -56,13 +56,9 @@ export const listWebhookEndpoints = defineOperation<
   Record<string, never>,
   WebhookEndpointList,
   Pick<OperationContext, 'reader'>
->(
-  'listWebhookEndpoints',
-  contract.webhooks.listWebhookEndpoints,
-  async (ctx, { caller }) => ({
-    output: await listWorkspaceEndpoints(ctx.reader, caller.workspaceId),
-  }),
-);
+>('listWebhookEndpoints', contract.webhooks.listWebhookEndpoints, async (ctx, { caller }) => ({
+  output: await listWorkspaceEndpoints(ctx.reader, caller.workspaceId),
+}));
 
 /** GET /v1/webhooks/endpoints/:id */
 export const getWebhookEndpoint = defineOperation<

@@ -169,7 +169,9 @@ describeDb('signed lifecycle webhooks', () => {
     expect(() =>
       new Webhook('whsec_' + Buffer.alloc(32, 7).toString('base64')).verify(hit!.body, headers),
     ).toThrow();
-    expect(() => new Webhook(secret).verify(hit!.body.replace('write', 'wrote'), headers)).toThrow();
+    expect(() =>
+      new Webhook(secret).verify(hit!.body.replace('write', 'wrote'), headers),
+    ).toThrow();
 
     const log = await deliveries(created.body.endpoint.id);
     expect(log.status).toBe(200);
@@ -262,11 +264,8 @@ describeDb('signed lifecycle webhooks', () => {
     // Both events are due at once: the deletion must wait for the creation's retries.
     await remove(memoryId);
     const unrelated = await write('Bob likes tea');
-    await dispatchUntil(
-      () =>
-        receiver
-          .on('/ordered')
-          .some((hit) => hit.type === 'memory.deleted' && hit.answered === 200),
+    await dispatchUntil(() =>
+      receiver.on('/ordered').some((hit) => hit.type === 'memory.deleted' && hit.answered === 200),
     );
     receiver.respond = () => 200;
 

@@ -29,7 +29,10 @@ export const webhookEndpoints = pgTable(
     url: text('url').notNull(),
     description: text('description').notNull().default(''),
     /** The public event types it receives; empty: every type. */
-    eventTypes: text('event_types').array().notNull().default(sql`'{}'::text[]`),
+    eventTypes: text('event_types')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     enabled: boolean('enabled').notNull().default(true),
     secretCiphertext: text('secret_ciphertext').notNull(),
     /** The secret before the last rotation: it also signs until `previous_secret_expires_at`. */

@@ -26,21 +26,33 @@ export interface SendSettings {
  * secret before a rotation while it still signs.
  */
 export function signedHeaders(
-  claim: Pick<ClaimedDelivery, 'eventId' | 'body' | 'secretCiphertext' | 'previousSecretCiphertext'>,
+  claim: Pick<
+    ClaimedDelivery,
+    'eventId' | 'body' | 'secretCiphertext' | 'previousSecretCiphertext'
+  >,
   secrets: SecretBox,
   now: Date,
 ): Record<string, string> {
-  const sealed = [claim.secretCiphertext, claim.previousSecretCiphertext].filter(
-    (value): value is string => value !== null,
-  );
-  const signatures = sealed.map((value) =>
-    new Webhook(secrets.open(value)).sign(claim.eventId, now, claim.body),
-  );
+  const keys = [secrets.open(claim.secretCiphertext)];
+  if (claim.previousSecretCiphertext !== null) {
+    // A previous secret sealed under an encryption key since replaced: the current one signs alone.
+    const previous = tryOpen(secrets, claim.previousSecretCiphertext);
+    if (previous !== undefined) keys.push(previous);
+  }
+  const signatures = keys.map((key) => new Webhook(key).sign(claim.eventId, now, claim.body));
   return {
     'webhook-id': claim.eventId,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
     'webhook-signature': signatures.join(' '),
   };
+}
+
+function tryOpen(secrets: SecretBox, sealed: string): string | undefined {
+  try {
+    return secrets.open(sealed);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
