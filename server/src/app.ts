@@ -24,11 +24,8 @@ import { mountIngestRoutes } from './routes/ingest.js';
 import { mountLinkRoutes } from './routes/links.js';
 import { mountHistoryRoutes } from './routes/history.js';
 import { mountPinRoutes } from './routes/pins.js';
-<<<<<<< HEAD
 import { mountOwnerDataRoutes } from './routes/owner-data.js';
-=======
 import { mountWebhookRoutes } from './routes/webhooks.js';
->>>>>>> bed9f68 (Webhooks: per-workspace signed endpoints over the domain-event outbox (contract, migration 0015_webhooks, SSRF guard, encrypted secrets, dispatcher with SKIP LOCKED claims, retries and per-memory order))
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
@@ -148,14 +145,11 @@ export function createApp(
   mountLinkRoutes(api, table, operations, tenant);
   mountHistoryRoutes(api, table, operations, tenant);
   mountPinRoutes(api, table, operations, tenant);
-<<<<<<< HEAD
   mountOwnerDataRoutes(api, table, operations, tenant, {
     logger: deps.logger,
     maxBodyBytes: config.maxBodyBytes,
   });
-=======
   mountWebhookRoutes(api, table, operations, tenant);
->>>>>>> bed9f68 (Webhooks: per-workspace signed endpoints over the domain-event outbox (contract, migration 0015_webhooks, SSRF guard, encrypted secrets, dispatcher with SKIP LOCKED claims, retries and per-memory order))
   mountSearchRoutes(api, table, operations, tenant);
   mountUsageRoutes(
     api,

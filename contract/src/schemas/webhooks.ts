@@ -6,6 +6,7 @@ import { INPUT_BOUNDS } from './limits.js';
  * What a webhook endpoint can be told about (docs/webhooks.md). Each maps the outbox's events:
  * an extracted child is `memory.created` too (its rule names the extractor), and an archived
  * memory is `memory.expired` when its expiry archived it, `memory.archived` when retention did.
+ * `owner.erased` tells that an owner's data was erased (its receipt, no content).
  */
 export const WEBHOOK_EVENT_TYPES = [
   'memory.created',
@@ -16,6 +17,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'memory.archived',
   'memory.deleted',
   'search.feedback',
+  'owner.erased',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;

@@ -46,11 +46,9 @@ export const OPERATIONS = {
   deleteLink,
   updatePins,
   getPins,
-<<<<<<< HEAD
   exportOwner,
   importOwner,
   eraseOwner,
-=======
   createWebhookEndpoint,
   listWebhookEndpoints,
   getWebhookEndpoint,
@@ -59,7 +57,6 @@ export const OPERATIONS = {
   rotateWebhookSecret,
   listWebhookDeliveries,
   replayWebhookDelivery,
->>>>>>> bed9f68 (Webhooks: per-workspace signed endpoints over the domain-event outbox (contract, migration 0015_webhooks, SSRF guard, encrypted secrets, dispatcher with SKIP LOCKED claims, retries and per-memory order))
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -93,11 +90,9 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     deleteLink: guard(deleteLink, ctx, machinery),
     updatePins: guard(updatePins, ctx, machinery),
     getPins: guard(getPins, ctx, machinery),
-<<<<<<< HEAD
     exportOwner: guard(exportOwner, ctx, machinery),
     importOwner: guard(importOwner, ctx, machinery),
     eraseOwner: guard(eraseOwner, ctx, machinery),
-=======
     createWebhookEndpoint: guard(createWebhookEndpoint, ctx, machinery),
     listWebhookEndpoints: guard(listWebhookEndpoints, ctx, machinery),
     getWebhookEndpoint: guard(getWebhookEndpoint, ctx, machinery),
@@ -106,6 +101,5 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     rotateWebhookSecret: guard(rotateWebhookSecret, ctx, machinery),
     listWebhookDeliveries: guard(listWebhookDeliveries, ctx, machinery),
     replayWebhookDelivery: guard(replayWebhookDelivery, ctx, machinery),
->>>>>>> bed9f68 (Webhooks: per-workspace signed endpoints over the domain-event outbox (contract, migration 0015_webhooks, SSRF guard, encrypted secrets, dispatcher with SKIP LOCKED claims, retries and per-memory order))
   };
 }

@@ -25,6 +25,7 @@ const EVENT_TYPE_OF_KIND: Record<DomainEventKind, string> = {
   archived: 'memory.archived',
   deleted: 'memory.deleted',
   feedback: 'search.feedback',
+  erased: 'owner.erased',
 };
 
 /** {@link EVENT_TYPE_OF_KIND} in SQL, over the outbox row `e`. */
