@@ -15,6 +15,7 @@ import { linksCommand } from './commands/links.js';
 import { historyCommand } from './commands/history.js';
 import { pinsCommand } from './commands/pins.js';
 import { eraseCommand, exportCommand } from './commands/owner-data.js';
+import { webhooksCommand } from './commands/webhooks.js';
 import {
   addCommand,
   deleteCommand,
@@ -78,6 +79,7 @@ export function createProgram(context: RunContext, bind: Bind): Command {
     auditCommand,
     exportCommand,
     eraseCommand,
+    webhooksCommand,
   ]) {
     program.addCommand(
       make(bind)

@@ -17,6 +17,7 @@ import {
   Usage,
 } from './resources.js';
 import { SearchRouter, type ServedBy } from './transport/hybrid.js';
+import { Webhooks } from './webhooks.js';
 import { McpTransport } from './transport/mcp.js';
 import {
   RestTransport,
@@ -168,6 +169,8 @@ export class MemoryClient {
   readonly connectors: Connectors;
   /** Owner data (operator routes): `ownerData.export({ ownerId })`, `.import(lines)`, `.erase({ ownerId })`. */
   readonly ownerData: OwnerData;
+  /** Signed lifecycle webhooks (operator routes): endpoints, their delivery log and replay. */
+  readonly webhooks: Webhooks;
 
   readonly #rest: RestTransport;
   readonly #mcp: McpTransport;
@@ -231,6 +234,7 @@ export class MemoryClient {
     this.audit = new Audit(this.#rest);
     this.connectors = new Connectors(this.#rest);
     this.ownerData = new OwnerData(this.#rest);
+    this.webhooks = new Webhooks(this.#rest);
   }
 
   /**

@@ -55,6 +55,7 @@ export {
   type ImportOptions,
   type ImportResponse,
 } from './owner-data.js';
+export { Webhooks } from './webhooks.js';
 export type { RequestOptions, RequestSpec, RouteRef } from './transport/rest.js';
 export type { ServedBy } from './transport/hybrid.js';
 export { isSimpleSearch } from './transport/hybrid.js';
@@ -123,6 +124,16 @@ export type {
   ConnectorSettings,
   ConnectorSettingsPatch,
   PruningMetrics,
+  CreateWebhookEndpointPayload,
+  UpdateWebhookEndpointPayload,
+  WebhookDeliveriesQuery,
+  WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
 } from '@mnemo/contract';
 // The contract's values and bounds, for callers that validate or list them (the CLI does).
 export {
@@ -136,4 +147,6 @@ export {
   OWNER_TYPES,
   RETRIEVAL_PROFILES,
   SEARCH_MODES,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
 } from '@mnemo/contract';

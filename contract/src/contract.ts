@@ -15,6 +15,7 @@ import { memoriesContract } from './routes/memories.js';
 import { ownerDataContract } from './routes/owner-data.js';
 import { searchContract } from './routes/search.js';
 import { usageContract } from './routes/usage.js';
+import { webhooksContract } from './routes/webhooks.js';
 import { ErrorEnvelope } from './schemas/common.js';
 
 const c = initContract();
@@ -53,6 +54,7 @@ export const contract = c.router(
     workspaces: workspacesContract,
     apiKeys: apiKeysContract,
     ownerData: ownerDataContract,
+    webhooks: webhooksContract,
   },
   {
     strictStatusCodes: true,

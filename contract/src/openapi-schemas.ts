@@ -27,6 +27,7 @@ import * as pins from './schemas/pins.js';
 import * as pruning from './schemas/pruning.js';
 import * as search from './schemas/search.js';
 import * as usage from './schemas/usage.js';
+import * as webhooks from './schemas/webhooks.js';
 
 /** A JSON Schema object as the OpenAPI document holds it. */
 export type JsonSchema = { [key: string]: unknown };
@@ -49,6 +50,7 @@ const SCHEMA_MODULES: Array<Record<string, unknown>> = [
   pruning,
   admin,
   ownerData,
+  webhooks,
 ];
 
 const COMPONENT_PREFIX = '#/components/schemas/';

@@ -227,6 +227,15 @@ describe('errors and routes', () => {
         'GET /v1/export', // docs/export.md
         'POST /v1/import',
         'POST /v1/erase',
+        // Signed lifecycle webhooks (docs/webhooks.md).
+        'POST /v1/webhooks/endpoints',
+        'GET /v1/webhooks/endpoints',
+        'GET /v1/webhooks/endpoints/:id',
+        'PATCH /v1/webhooks/endpoints/:id',
+        'DELETE /v1/webhooks/endpoints/:id',
+        'POST /v1/webhooks/endpoints/:id/rotate-secret',
+        'GET /v1/webhooks/endpoints/:id/deliveries',
+        'POST /v1/webhooks/endpoints/:id/deliveries/:delivery_id/replay',
       ].sort(),
     );
   });

@@ -27,6 +27,7 @@ import { mountLinkRoutes } from './routes/links.js';
 import { mountHistoryRoutes } from './routes/history.js';
 import { mountPinRoutes } from './routes/pins.js';
 import { mountOwnerDataRoutes } from './routes/owner-data.js';
+import { mountWebhookRoutes } from './routes/webhooks.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
@@ -170,6 +171,7 @@ export function createApp(
     logger: deps.logger,
     maxBodyBytes: config.maxBodyBytes,
   });
+  mountWebhookRoutes(api, table, operations, tenant);
   mountSearchRoutes(api, table, operations, tenant);
   mountUsageRoutes(
     api,

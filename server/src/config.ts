@@ -114,6 +114,18 @@ const EnvSchema = z.object({
   MNEMO_RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
   MNEMO_RETENTION_LIMIT: z.coerce.number().int().min(1).max(100_000).default(5_000),
   MNEMO_USAGE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+  MNEMO_WEBHOOKS_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(0).default(1_000),
+  MNEMO_WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  MNEMO_WEBHOOKS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(30).default(10),
+  MNEMO_WEBHOOKS_RETRY_BASE_MS: z.coerce.number().int().min(1).default(30_000),
+  MNEMO_WEBHOOKS_RETRY_MAX_MS: z.coerce.number().int().min(1).default(21_600_000),
+  MNEMO_WEBHOOKS_ALLOW_PRIVATE: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((value) => value === 'true' || value === '1'),
+  MNEMO_WEBHOOKS_ENCRYPTION_KEY: optionalString.pipe(
+    z.string().min(32, 'at least 32 characters').optional(),
+  ),
   MNEMO_MCP_SESSION_TTL_MS: z.coerce.number().int().min(1000).default(1_800_000),
   MNEMO_MCP_MAX_SESSIONS: z.coerce.number().int().min(1).default(1000),
   MNEMO_INTERNAL_SECRET: optionalString.pipe(z.string().min(16).optional()),
@@ -226,6 +238,7 @@ export interface AppConfig {
   retention: { intervalMs: number; limit: number; budgetMs: number };
   /** How often expired metering reservations are refunded in process (0: off). */
   usageReconcile: { intervalMs: number; budgetMs: number };
+  webhooks: WebhooksConfig;
   /**
    * Shared secret of internal subrequests (`x-internal-mcp: 1` + `x-internal-secret`), accepted on
    * POST /v1/memories only; undefined disables them.
@@ -254,6 +267,23 @@ export type RedisConnection =
       /** `REDIS_URL`'s password and database, when both are set: they apply to the master. */
       url?: string | undefined;
     };
+
+/** Lifecycle webhooks (docs/webhooks.md). */
+export interface WebhooksConfig {
+  /** How often the dispatcher looks for events and due deliveries (0: it does not run here). */
+  dispatchIntervalMs: number;
+  /** One delivery attempt's whole time: connect, send, answer. */
+  timeoutMs: number;
+  /** Attempts before a delivery is `failed` (replay sends it again). */
+  maxAttempts: number;
+  /** The retry after attempt n waits random(0, min(retryMaxMs, retryBaseMs x 2^(n-1))). */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Endpoints may resolve to loopback, private and link-local addresses (tests, closed networks). */
+  allowPrivate: boolean;
+  /** The key that encrypts signing secrets; unset: one is generated and kept in the database. */
+  encryptionKey: string | undefined;
+}
 
 /** Dashboard identity and sessions (docs/dashboard.md). */
 export interface DashboardConfig {
@@ -570,6 +600,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     usageReconcile: {
       intervalMs: e.MNEMO_USAGE_RECONCILE_INTERVAL_MS,
       budgetMs: e.MNEMO_JOB_BUDGET_MS,
+    },
+    webhooks: {
+      dispatchIntervalMs: e.MNEMO_WEBHOOKS_DISPATCH_INTERVAL_MS,
+      timeoutMs: e.MNEMO_WEBHOOKS_TIMEOUT_MS,
+      maxAttempts: e.MNEMO_WEBHOOKS_MAX_ATTEMPTS,
+      retryBaseMs: e.MNEMO_WEBHOOKS_RETRY_BASE_MS,
+      retryMaxMs: e.MNEMO_WEBHOOKS_RETRY_MAX_MS,
+      allowPrivate: e.MNEMO_WEBHOOKS_ALLOW_PRIVATE,
+      encryptionKey: e.MNEMO_WEBHOOKS_ENCRYPTION_KEY,
     },
     rateLimits: {
       redisUrl: e.REDIS_URL,

@@ -28,6 +28,7 @@ import { DashboardIdentity } from './services/dashboard/identity.js';
 import { DashboardSessions } from './services/dashboard/sessions.js';
 import { createMeteredQuota } from './services/usage/index.js';
 import { createExtractor } from './providers/extraction/index.js';
+import { SecretBox } from './services/webhooks/secrets.js';
 
 /**
  * The composition root: everything the HTTP app, the MCP server and the jobs share, built once by
@@ -63,6 +64,8 @@ export interface AppDeps {
   billing: BillingService;
   /** The console's identity and sessions (its sessions also authenticate tenant routes). */
   dashboard: DashboardDeps;
+  /** Seals and opens webhook signing secrets (the dispatcher signs with them). */
+  webhookSecrets: SecretBox;
 }
 
 /** The services every door (REST and MCP) shares, over one open database. */
@@ -131,6 +134,7 @@ export async function createDeps(
           logger,
         })
       : undefined;
+  const webhookSecrets = await SecretBox.open(database.writer, config.webhooks.encryptionKey);
   const operations = createOperations(
     {
       reader: database.reader,
@@ -148,6 +152,8 @@ export async function createDeps(
         searchExplain: config.searchExplain,
         episodeWindowSeconds: config.episodeWindowSeconds,
       },
+      webhookSecrets,
+      webhooksAllowPrivate: config.webhooks.allowPrivate,
       onRowsWritten: (rows) => statistics.noteChanges(rows),
     },
     {
@@ -192,6 +198,7 @@ export async function createDeps(
     readReplicas,
     billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
     dashboard,
+    webhookSecrets,
   };
 }
 

@@ -11,6 +11,7 @@ import { scheduleRetention } from './jobs/retention.js';
 import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
 import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
 import { startReembed } from './jobs/reembed.js';
+import { scheduleWebhookDispatch } from './jobs/webhook-dispatch.js';
 import { createLogger, prettyLogStream } from './logger.js';
 import { survivingRejections } from './unhandled-rejections.js';
 import { ensureBootstrapWorkspace } from './services/bootstrap.js';
@@ -92,6 +93,10 @@ async function main(): Promise<void> {
   });
   // Memories embedded by an earlier local embedder join vector search again as it goes.
   const reembed = startReembed(database.db, deps.embeddings, logger);
+  const webhookDispatch = scheduleWebhookDispatch(
+    { db: database.writer, secrets: deps.webhookSecrets, logger, config: config.webhooks },
+    config.webhooks.dispatchIntervalMs,
+  );
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (boot.mintedKey) {
@@ -151,6 +156,7 @@ async function main(): Promise<void> {
     await usageReconcile.stop();
     await billingReprocess.stop();
     await reembed.stop();
+    await webhookDispatch.stop();
     await deps.background.drain();
     await deps.quota.drain?.();
     await deps.statistics.drain();

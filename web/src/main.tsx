@@ -8,6 +8,7 @@ import { Overview } from './pages/overview.js';
 import { SearchPlayground } from './pages/search.js';
 import { SignIn } from './pages/signin.js';
 import { Usage } from './pages/usage.js';
+import { Webhooks } from './pages/webhooks.js';
 import { Workspaces } from './pages/workspaces.js';
 import './styles.css';
 
@@ -33,6 +34,7 @@ const PAGES: Array<{ id: string; label: string; render: (ctx: PageContext) => Co
       ),
     },
     { id: 'search', label: 'Search', render: () => <SearchPlayground /> },
+    { id: 'webhooks', label: 'Webhooks', render: () => <Webhooks /> },
     {
       id: 'keys',
       label: 'API keys',

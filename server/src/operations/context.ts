@@ -9,6 +9,7 @@ import type { BackgroundTasks } from '../services/background.js';
 import type { MemoryWriteDeps } from '../services/memory-write/index.js';
 import type { QuotaGate } from '../services/quota.js';
 import type { SearchDeps } from '../services/retrieval/search.js';
+import type { SecretBox } from '../services/webhooks/secrets.js';
 
 export interface Clock {
   now(): number;
@@ -42,6 +43,10 @@ export interface OperationContext {
     searchExplain: boolean;
     episodeWindowSeconds: number;
   };
+  /** Seals and opens webhook signing secrets. */
+  webhookSecrets: SecretBox;
+  /** Webhook endpoints may resolve to loopback and private addresses (an operator setting). */
+  webhooksAllowPrivate: boolean;
   /** Told how many rows a committed write added, to keep planner statistics fresh. */
   onRowsWritten(rows: number): void;
 }

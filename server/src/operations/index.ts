@@ -14,6 +14,16 @@ import { searchMemories } from './search-memories.js';
 import { sendFeedback } from './send-feedback.js';
 import { getMemoryBreakdown, getUsageHistory } from './usage-history.js';
 import { writeMemory } from './write-memory.js';
+import {
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  listWebhookDeliveries,
+  replayWebhookDelivery,
+} from './webhooks.js';
 
 export type { Caller, CallerVia, OperationContext } from './context.js';
 export type { GuardedOperation, PolicyMachinery } from './policy.js';
@@ -42,6 +52,14 @@ export const OPERATIONS = {
   eraseOwner,
   getUsageHistory,
   getMemoryBreakdown,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  listWebhookDeliveries,
+  replayWebhookDelivery,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -86,5 +104,13 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     eraseOwner: guard(eraseOwner, ctx, machinery, 'write'),
     getUsageHistory: guard(getUsageHistory, ctx, machinery, 'read'),
     getMemoryBreakdown: guard(getMemoryBreakdown, ctx, machinery, 'read'),
+    createWebhookEndpoint: guard(createWebhookEndpoint, ctx, machinery, 'write'),
+    listWebhookEndpoints: guard(listWebhookEndpoints, ctx, machinery),
+    getWebhookEndpoint: guard(getWebhookEndpoint, ctx, machinery),
+    updateWebhookEndpoint: guard(updateWebhookEndpoint, ctx, machinery, 'write'),
+    deleteWebhookEndpoint: guard(deleteWebhookEndpoint, ctx, machinery, 'write'),
+    rotateWebhookSecret: guard(rotateWebhookSecret, ctx, machinery, 'write'),
+    listWebhookDeliveries: guard(listWebhookDeliveries, ctx, machinery),
+    replayWebhookDelivery: guard(replayWebhookDelivery, ctx, machinery, 'write'),
   };
 }

@@ -3,7 +3,8 @@ import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import request from 'supertest';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { apiKeys } from '../../src/db/schema/index.js';
+import { insertEndpoint } from '../../src/db/queries/webhooks.js';
+import { apiKeys, webhookDeliveries } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 import { DASHBOARD_ENV, signInToConsole } from '../dashboard/support.js';
@@ -30,6 +31,8 @@ interface BData {
   searchRequestId: string;
   contextRequestId: string;
   queryId: string;
+  webhookEndpointId: string;
+  webhookDeliveryId: string;
 }
 
 /**
@@ -74,6 +77,7 @@ function restProbes(b: BData): Record<string, Probe[]> {
     'usage.getUsageToday': [{ expect: OWN }],
     'billing.getBillingStatus': [{ expect: OWN }],
     'connectors.getConnectorSettings': [{ expect: OWN }],
+    'webhooks.listWebhookEndpoints': [{ expect: EMPTY_RESULTS }],
     'history.getSearchHistory': [
       { expect: EMPTY_RESULTS },
       { query: { owner_id: B_OWNER }, expect: EMPTY_RESULTS },
@@ -157,6 +161,23 @@ function restProbes(b: BData): Record<string, Probe[]> {
       },
     ],
     'connectors.updateConnectorSettings': [{ body: { webhook: { enabled: false } }, expect: OWN }],
+    'webhooks.getWebhookEndpoint': [{ params: { id: b.webhookEndpointId }, expect: MISSING }],
+    'webhooks.updateWebhookEndpoint': [
+      { params: { id: b.webhookEndpointId }, body: { enabled: false }, expect: MISSING },
+    ],
+    'webhooks.rotateWebhookSecret': [{ params: { id: b.webhookEndpointId }, expect: MISSING }],
+    'webhooks.listWebhookDeliveries': [{ params: { id: b.webhookEndpointId }, expect: MISSING }],
+    'webhooks.replayWebhookDelivery': [
+      {
+        params: { id: b.webhookEndpointId, delivery_id: b.webhookDeliveryId },
+        expect: MISSING,
+      },
+    ],
+    'webhooks.deleteWebhookEndpoint': [{ params: { id: b.webhookEndpointId }, expect: MISSING }],
+    // A loopback URL is refused here (private addresses are not allowed): never a 5xx.
+    'webhooks.createWebhookEndpoint': [
+      { body: { url: 'http://127.0.0.1:9/hook' }, expect: ANY_ANSWER },
+    ],
     'billing.createCheckout': [{ body: { plan: 'build' }, expect: ANY_ANSWER }],
     'billing.openBillingPortal': [{ expect: ANY_ANSWER }],
   };
@@ -217,8 +238,14 @@ describeDb(
         .get('/v1/profile/pins')
         .query({ owner_id: B_OWNER })
         .set(as(b));
+      const webhooks = await request(t.app).get('/v1/webhooks/endpoints').set(as(b));
+      const deliveries = await request(t.app)
+        .get(`/v1/webhooks/endpoints/${bData.webhookEndpointId}/deliveries`)
+        .set(as(b));
       return {
         memories,
+        webhooks: webhooks.status === 200 ? webhooks.body.results : webhooks.status,
+        deliveries: deliveries.status === 200 ? deliveries.body.results : deliveries.status,
         links: links.status === 200 ? links.body.results : links.status,
         history: history.status === 200 ? history.body.total : history.status,
         pins: pins.status === 200 ? pins.body.pins : pins.status,
@@ -280,7 +307,31 @@ describeDb(
       expect(context.status).toBe(200);
       const history = await request(t.app).get('/v1/search/history').set(as(b));
       expect(history.status).toBe(200);
+      // Stored directly: its URL need not resolve, nothing dispatches in this test.
+      const endpoint = await insertEndpoint(t.database.db, {
+        workspaceId: b.workspaceId,
+        url: 'https://hooks.example.com/bertha',
+        description: 'B',
+        eventTypes: [],
+        secretCiphertext: t.deps.webhookSecrets.seal('whsec_' + 'A'.repeat(43) + '='),
+      });
+      const [delivery] = await t.database.db
+        .insert(webhookDeliveries)
+        .values({
+          workspaceId: b.workspaceId,
+          endpointId: endpoint.id,
+          eventId: NOWHERE,
+          eventSeq: 1,
+          eventType: 'memory.created',
+          memoryId: b1,
+          payload: { type: 'memory.created' },
+          status: 'failed',
+          attempts: 10,
+        })
+        .returning();
       bData = {
+        webhookEndpointId: endpoint.id,
+        webhookDeliveryId: delivery!.id,
         memoryIds: [b1, b2, parentId, ...childIds],
         parentId,
         childIds,
@@ -294,6 +345,9 @@ describeDb(
         bData.searchRequestId,
         bData.contextRequestId,
         bData.queryId,
+        bData.webhookEndpointId,
+        bData.webhookDeliveryId,
+        'hooks.example.com',
         b.workspaceId,
       ];
     }, 180_000);
