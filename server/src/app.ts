@@ -30,6 +30,7 @@ import { mountOwnerDataRoutes } from './routes/owner-data.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
+import { jobSchedules } from './jobs/catalogue.js';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountApiKeyRoutes } from './routes/api-keys.js';
 import { mountAuditRoutes } from './routes/audit.js';
@@ -223,6 +224,10 @@ export function createApp(
       nearThreshold: config.dedupe.nearThreshold,
       jobBudgetMs: config.hygiene.budgetMs,
       limitsEnabled: config.limits.enabled,
+    },
+    jobs: {
+      schedules: jobSchedules(config),
+      runner: config.databaseUrl ? 'pg-boss' : 'in-process',
     },
     guard: adminGuard,
   });

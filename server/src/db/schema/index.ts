@@ -21,3 +21,4 @@ export * from './dashboard-sessions.js';
 export * from './workspace-connector-settings.js';
 export * from './memory-pins.js';
 export * from './context-feedback.js';
+export * from './job-runs.js';
