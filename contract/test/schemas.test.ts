@@ -202,6 +202,7 @@ describe('errors and routes', () => {
         'POST /admin/webhooks/reprocess',
         'GET /v1/admin/billing/health',
         'POST /admin/billing/cancel-at-period-end',
+        'GET /v1/admin/jobs',
         'POST /admin/sessions/cleanup',
         // Operator routes of the spec's Endpoints (shapes designed here: docs/ingest.md,
         // docs/links-history-pins.md, docs/operator.md).

@@ -31,6 +31,7 @@ import { mountWebhookRoutes } from './routes/webhooks.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
+import { jobSchedules } from './jobs/catalogue.js';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountApiKeyRoutes } from './routes/api-keys.js';
 import { mountAuditRoutes } from './routes/audit.js';
@@ -225,6 +226,10 @@ export function createApp(
       nearThreshold: config.dedupe.nearThreshold,
       jobBudgetMs: config.hygiene.budgetMs,
       limitsEnabled: config.limits.enabled,
+    },
+    jobs: {
+      schedules: jobSchedules(config),
+      runner: config.databaseUrl ? 'pg-boss' : 'in-process',
     },
     guard: adminGuard,
   });

@@ -126,6 +126,14 @@ const EnvSchema = z.object({
   MNEMO_WEBHOOKS_ENCRYPTION_KEY: optionalString.pipe(
     z.string().min(32, 'at least 32 characters').optional(),
   ),
+  MNEMO_SESSION_CLEANUP_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  // Scaling (docs/scaling.md): pool sizes per instance, and how a stopping instance drains.
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_STATEMENT_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_METERING_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(3),
+  MNEMO_JOBS_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2),
+  MNEMO_SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  MNEMO_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   MNEMO_MCP_SESSION_TTL_MS: z.coerce.number().int().min(1000).default(1_800_000),
   MNEMO_MCP_MAX_SESSIONS: z.coerce.number().int().min(1).default(1000),
   MNEMO_INTERNAL_SECRET: optionalString.pipe(z.string().min(16).optional()),
@@ -236,9 +244,31 @@ export interface AppConfig {
    * one run archives at most; `POST /admin/memory-retention` runs it on demand.
    */
   retention: { intervalMs: number; limit: number; budgetMs: number };
-  /** How often expired metering reservations are refunded in process (0: off). */
+  /** How often expired metering reservations are refunded (0: off). */
   usageReconcile: { intervalMs: number; budgetMs: number };
   webhooks: WebhooksConfig;
+  /** How often expired dashboard sessions are deleted (0: off). */
+  sessionCleanup: { intervalMs: number };
+  /** Connections per instance (docs/scaling.md); PostgreSQL only. */
+  pools: {
+    /** The main pool (reads, transactions). */
+    main: number;
+    /** The write path's generically planned statements. */
+    statements: number;
+    /** Metering's asynchronously committed statements. */
+    metering: number;
+    /** The job runner's (pg-boss) own connections. */
+    jobs: number;
+  };
+  shutdown: {
+    /**
+     * After SIGTERM, /ready answers 503 this long while requests are still served, so a load
+     * balancer stops sending new ones before the listener closes.
+     */
+    drainMs: number;
+    /** Then how long in-flight requests get before their connections are cut. */
+    graceMs: number;
+  };
   /**
    * Shared secret of internal subrequests (`x-internal-mcp: 1` + `x-internal-secret`), accepted on
    * POST /v1/memories only; undefined disables them.
@@ -610,6 +640,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivate: e.MNEMO_WEBHOOKS_ALLOW_PRIVATE,
       encryptionKey: e.MNEMO_WEBHOOKS_ENCRYPTION_KEY,
     },
+    sessionCleanup: { intervalMs: e.MNEMO_SESSION_CLEANUP_INTERVAL_MS },
+    pools: {
+      main: e.DATABASE_POOL_MAX,
+      statements: e.DATABASE_STATEMENT_POOL_MAX,
+      metering: e.DATABASE_METERING_POOL_MAX,
+      jobs: e.MNEMO_JOBS_POOL_MAX,
+    },
+    shutdown: { drainMs: e.MNEMO_SHUTDOWN_DRAIN_MS, graceMs: e.MNEMO_SHUTDOWN_GRACE_MS },
     rateLimits: {
       redisUrl: e.REDIS_URL,
       keyPerMinute: e.MNEMO_KEY_RATE_LIMIT_PER_MINUTE,

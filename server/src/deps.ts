@@ -8,6 +8,12 @@ import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limi
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
 import { ApiKeyService } from './services/api-keys/index.js';
+import type { DrainState } from './services/health.js';
+import {
+  localRevocations,
+  redisRevocations,
+  type RevocationChannel,
+} from './services/api-keys/revocations.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
 import { AuditRecorder } from './services/audit/index.js';
@@ -66,6 +72,10 @@ export interface AppDeps {
   dashboard: DashboardDeps;
   /** Seals and opens webhook signing secrets (the dispatcher signs with them). */
   webhookSecrets: SecretBox;
+  /** Set at SIGTERM: /ready answers 503 from then on (docs/scaling.md). */
+  drain: DrainState;
+  /** Tells every instance about revoked keys (Redis pub/sub with REDIS_URL). */
+  revocations: RevocationChannel;
 }
 
 /** The services every door (REST and MCP) shares, over one open database. */
@@ -77,6 +87,14 @@ export async function createDeps(
   overrides: Partial<Pick<AppDeps, 'embeddings' | 'quota' | 'plans' | 'limits'>> = {},
 ): Promise<AppDeps> {
   const apiKeys = await ApiKeyService.create(database.db, { salt: config.apiKeySalt });
+  // With Redis, a key revoked on one instance stops working on every other at once.
+  const revocations = config.rateLimits.redisUrl
+    ? redisRevocations(config.rateLimits.redisUrl, {
+        onError: (err) =>
+          logger.warn({ err }, 'Redis unreachable; revocations reach other instances late'),
+      })
+    : localRevocations;
+  await apiKeys.shareRevocations(revocations);
   const audit = new AuditRecorder(database.db, logger);
   const embeddings =
     overrides.embeddings ??
@@ -199,6 +217,8 @@ export async function createDeps(
     billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
     dashboard,
     webhookSecrets,
+    drain: { draining: false },
+    revocations,
   };
 }
 

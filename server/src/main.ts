@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp, mcpSessionStore } from './app.js';
@@ -6,11 +7,8 @@ import { attachClientErrorHandler } from './http/client-error.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { createDeps } from './deps.js';
-import { scheduleHygiene } from './jobs/scheduler.js';
-import { scheduleRetention } from './jobs/retention.js';
-import { scheduleUsageReconcile } from './jobs/usage-reconcile.js';
-import { scheduleBillingReprocess } from './jobs/billing-reprocess.js';
-import { startReembed } from './jobs/reembed.js';
+import { jobCatalogue } from './jobs/catalogue.js';
+import { inProcessRunner, pgBossRunner } from './jobs/runner.js';
 import { scheduleWebhookDispatch } from './jobs/webhook-dispatch.js';
 import { createLogger, prettyLogStream } from './logger.js';
 import { survivingRejections } from './unhandled-rejections.js';
@@ -18,8 +16,6 @@ import { ensureBootstrapWorkspace } from './services/bootstrap.js';
 import { localSignInLink } from './services/dashboard/index.js';
 import { limitsSummary } from './services/plans.js';
 import { databaseFailure, describeStartupFailure, listenFailure } from './startup-errors.js';
-
-const SHUTDOWN_GRACE_MS = 5_000;
 
 /** Binds the port; rejects with the socket's error (EADDRINUSE...) instead of throwing it later. */
 function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
@@ -56,7 +52,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', survivingRejections(logger).listener);
   const database = await openDatabase(
     config.databaseUrl
-      ? { databaseUrl: config.databaseUrl, timeouts: config.databaseTimeouts }
+      ? { databaseUrl: config.databaseUrl, timeouts: config.databaseTimeouts, pools: config.pools }
       : { dataDir: config.dataDir },
   ).catch((error: unknown) => {
     throw databaseFailure(error, config);
@@ -77,22 +73,24 @@ async function main(): Promise<void> {
     throw listenFailure(error, config.host, config.port);
   });
   const boot = await ensureBootstrapWorkspace(database.db, deps.apiKeys, config);
-  const hygiene = scheduleHygiene(database.db, logger, {
-    intervalMs: config.hygiene.intervalMs,
-    limit: config.hygiene.limit,
-    budgetMs: config.hygiene.budgetMs,
-    nearThreshold: config.dedupe.nearThreshold,
+  // Scheduled jobs: once across instances on PostgreSQL (pg-boss), timers on embedded PGlite.
+  const jobs = jobCatalogue({
+    config,
+    db: database.db,
+    logger,
+    plans: deps.plans,
+    billing: deps.billing,
+    sessions: deps.dashboard.sessions,
+    embeddings: deps.embeddings,
   });
-  const retention = scheduleRetention(
-    { db: database.db, plans: deps.plans, logger },
-    { ...config.retention, limitsEnabled: config.limits.enabled },
-  );
-  const usageReconcile = scheduleUsageReconcile(database.db, logger, config.usageReconcile);
-  const billingReprocess = scheduleBillingReprocess(deps.billing, logger, {
-    intervalMs: config.billing.reprocessIntervalMs,
-  });
-  // Memories embedded by an earlier local embedder join vector search again as it goes.
-  const reembed = startReembed(database.db, deps.embeddings, logger);
+  const runner = config.databaseUrl
+    ? pgBossRunner(database.db, logger, jobs, {
+        databaseUrl: config.databaseUrl,
+        poolMax: config.pools.jobs,
+      })
+    : inProcessRunner(database.db, logger, jobs);
+  await runner.start();
+  // Webhook deliveries: a loop of its own on every instance (claims are SKIP LOCKED, each sent once).
   const webhookDispatch = scheduleWebhookDispatch(
     { db: database.writer, secrets: deps.webhookSecrets, logger, config: config.webhooks },
     config.webhooks.dispatchIntervalMs,
@@ -141,27 +139,28 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    // First out of the load balancer's rotation: /ready answers 503 while requests are still
+    // served, for MNEMO_SHUTDOWN_DRAIN_MS (a few of its health-check intervals).
+    deps.drain.draining = true;
+    logger.info({ signal, drain_ms: config.shutdown.drainMs }, 'shutting down');
+    if (config.shutdown.drainMs > 0) await delay(config.shutdown.drainMs);
     // Stop accepting, let in-flight requests finish, and don't wait on idle keep-alive sockets;
-    // a client that holds a connection open gets a bounded grace period.
+    // a client that holds a connection open gets MNEMO_SHUTDOWN_GRACE_MS.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Open MCP sessions hold event streams open: closing them lets those requests finish.
     await mcpSessions.closeAll();
     server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+    setTimeout(() => server.closeAllConnections(), config.shutdown.graceMs).unref();
     await closed;
     logger.debug('http server closed');
-    await hygiene.stop();
-    await retention.stop();
-    await usageReconcile.stop();
-    await billingReprocess.stop();
-    await reembed.stop();
+    await runner.stop();
     await webhookDispatch.stop();
     await deps.background.drain();
     await deps.quota.drain?.();
     await deps.statistics.drain();
     await deps.audit.drain();
     logger.debug('audit drained');
+    await deps.revocations.close();
     await deps.limits.close();
     await deps.readReplicas?.close();
     await database.close();

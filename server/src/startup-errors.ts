@@ -149,5 +149,21 @@ export function describeStartupFailure(error: unknown): string {
     return `mnemo: ${heading.replace(/^Invalid/, 'invalid')} ${problems.filter(Boolean).join('; ')}`;
   }
   if (error instanceof DataDirInUseError) return `mnemo: ${error.message}`;
-  return `mnemo failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+  return `mnemo failed to start: ${error instanceof Error ? withoutValues(error) : String(error)}`;
+}
+
+/**
+ * An unexpected error with its stack, but only the first line of its message and its causes'
+ * SQLSTATE: a failed query's message goes on with the statement's parameters (drizzle's
+ * "params: ...") and PostgreSQL's detail with the row's values, which may be a key's hash or
+ * user content.
+ */
+function withoutValues(error: Error): string {
+  const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+  const codes = errorLinks(error)
+    .slice(1)
+    .map((link) => link.code)
+    .filter((code) => typeof code === 'string');
+  const cause = codes.length > 0 ? ` (cause: ${codes.join(', ')})` : '';
+  return [`${error.name}: ${firstLine(error.message)}${cause}`, ...frames].join('\n');
 }

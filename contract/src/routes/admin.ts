@@ -6,6 +6,7 @@ import {
   MemoryHygieneReport,
   MemoryRetentionQuery,
   MemoryRetentionReport,
+  ScheduledJobsReport,
   UsageReconcileReport,
   WebhookReprocessQuery,
   WebhookReprocessReport,
@@ -70,6 +71,13 @@ export const adminContract = c.router({
     responses: { 200: BillingStatusResponse },
     metadata: ADMIN,
     summary: "End a workspace's paid plan at its period end, without grace (operator route)",
+  },
+  listScheduledJobs: {
+    method: 'GET',
+    path: '/v1/admin/jobs',
+    responses: { 200: ScheduledJobsReport },
+    metadata: ADMIN,
+    summary: 'Scheduled jobs: schedule, last run on any instance, next run (operator route)',
   },
   cleanupDashboardSessions: {
     method: 'POST',

@@ -161,3 +161,34 @@ export const UsageReconcileReport = z.object({
   purged: z.number().int().min(0),
 });
 export type UsageReconcileReport = z.infer<typeof UsageReconcileReport>;
+
+/** One scheduled job in `GET /v1/admin/jobs`: its schedule and its last run, on any instance. */
+export const ScheduledJobStatus = z.object({
+  name: z.string(),
+  /** Period in ms (runs at each multiple since the epoch, once across instances); 0: off. */
+  interval_ms: z.number().int().min(0),
+  /** Runs once when instances start (re-embedding), not by period. */
+  at_start: z.boolean(),
+  /** `never_run`: no run recorded yet. */
+  status: z.enum(['never_run', 'running', 'succeeded', 'failed']),
+  last_started_at: z.string().datetime({ offset: true }).nullable(),
+  last_finished_at: z.string().datetime({ offset: true }).nullable(),
+  last_duration_ms: z.number().int().min(0).nullable(),
+  /** The last failure's SQLSTATE or error class (never its message); null after a success. */
+  last_error: z.string().nullable(),
+  /** Attempt of its period the last run was (retries count up from 1). */
+  attempt: z.number().int().min(1).nullable(),
+  runs: z.number().int().min(0),
+  failures: z.number().int().min(0),
+  /** When the next period starts; null when off or run only at start. */
+  next_run_at: z.string().datetime({ offset: true }).nullable(),
+});
+export type ScheduledJobStatus = z.infer<typeof ScheduledJobStatus>;
+
+/** `GET /v1/admin/jobs`. */
+export const ScheduledJobsReport = z.object({
+  /** `pg-boss` (PostgreSQL: each run once across instances) or `in-process` (embedded PGlite). */
+  runner: z.enum(['pg-boss', 'in-process']),
+  jobs: z.array(ScheduledJobStatus),
+});
+export type ScheduledJobsReport = z.infer<typeof ScheduledJobsReport>;

@@ -20,9 +20,13 @@ const CheckStatus = z.enum(['ok', 'error']);
 /** Readiness: the body is not fixed by the spec; this one names each check. */
 export const ReadyResponse = z.object({
   status: z.enum(['ready', 'not_ready']),
+  /** True once the instance is stopping: it still serves, but wants no new requests. */
+  draining: z.boolean().optional(),
   checks: z.object({
     database: CheckStatus,
     key_salt: CheckStatus,
+    /** The shared limit store; present when REDIS_URL is set. */
+    redis: CheckStatus.optional(),
   }),
 });
 export type ReadyResponse = z.infer<typeof ReadyResponse>;

@@ -61,7 +61,25 @@ export interface OpenDatabaseOptions {
    * must not change the schema (a replica's reader, a tool run beside a newer server).
    */
   migrate?: boolean;
+  /** PostgreSQL only: connections of each pool (docs/scaling.md); defaults {@link DEFAULT_POOL_SIZES}. */
+  pools?: PoolSizes;
 }
+
+/** Most connections each of an instance's PostgreSQL pools opens. */
+export interface PoolSizes {
+  /** Reads and transactions (`DATABASE_POOL_MAX`). */
+  main: number;
+  /** The write path's generically planned statements (`DATABASE_STATEMENT_POOL_MAX`). */
+  statements: number;
+  /** Metering's asynchronously committed statements (`DATABASE_METERING_POOL_MAX`). */
+  metering: number;
+}
+
+/**
+ * A few metering connections suffice: a metering statement is short, and most requests meter
+ * from memory (services/usage/blocks.ts).
+ */
+export const DEFAULT_POOL_SIZES: PoolSizes = { main: 10, statements: 10, metering: 3 };
 
 /** The defaults of `MNEMO_DB_STATEMENT_TIMEOUT_MS` and `MNEMO_DB_LOCK_TIMEOUT_MS`. */
 export const DEFAULT_DATABASE_TIMEOUTS = { statementMs: 5000, lockMs: 2000 };
@@ -88,9 +106,6 @@ const CONNECT_TIMEOUT_S = 5;
  */
 const reconnectDelaySeconds = (retries: number): number =>
   Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
-
-const POSTGRES_POOL_SIZE = 10;
-const METERING_POOL_SIZE = 3;
 
 /** The pool of a database's hand-written hot statements (see `Statement`). */
 export interface StatementPool {
@@ -165,7 +180,12 @@ const SESSION_SETTINGS = {
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const migrate = options.migrate ?? true;
   return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS, migrate)
+    ? openPostgres(
+        options.databaseUrl,
+        options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS,
+        migrate,
+        options.pools ?? DEFAULT_POOL_SIZES,
+      )
     : openPglite(options.dataDir, migrate);
 }
 
@@ -208,6 +228,7 @@ async function openPostgres(
   databaseUrl: string,
   timeouts: { statementMs: number; lockMs: number },
   migrate: boolean,
+  pools: PoolSizes,
 ): Promise<DatabaseHandle> {
   if (migrate) await migratePostgres(databaseUrl);
   // Bound every statement and every lock wait: a fault answers 503 in seconds instead of hanging.
@@ -217,7 +238,6 @@ async function openPostgres(
     lock_timeout: timeouts.lockMs,
   };
   const poolSettings = {
-    max: POSTGRES_POOL_SIZE,
     idle_timeout: IDLE_TIMEOUT_S,
     max_lifetime: MAX_LIFETIME_S,
     connect_timeout: CONNECT_TIMEOUT_S,
@@ -226,6 +246,7 @@ async function openPostgres(
   };
   const client = postgres(databaseUrl, {
     ...poolSettings,
+    max: pools.main,
     // Prepared recall statements are planned for each owner's values (recall.ts prepares them
     // only under this setting): one generic plan for every owner would be a 200 ms plan for a
     // 10k-memory owner, or an exact scan instead of HNSW. Unnamed statements are planned per run
@@ -235,13 +256,12 @@ async function openPostgres(
   const db = drizzlePostgres({ client: retryingReads(client), schema });
   const statementClient = postgres(databaseUrl, {
     ...poolSettings,
+    max: pools.statements,
     connection: { ...SESSION_SETTINGS, ...faultSettings, plan_cache_mode: 'force_generic_plan' },
   });
-  // A few connections suffice: a metering statement is short, and most requests meter from
-  // memory (services/usage/blocks.ts).
   const meteringClient = postgres(databaseUrl, {
     ...poolSettings,
-    max: METERING_POOL_SIZE,
+    max: pools.metering,
     connection: {
       ...faultSettings,
       synchronous_commit: 'off',

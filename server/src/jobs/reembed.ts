@@ -1,8 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from '../db/client.js';
 import { chunksOfOtherVersions, setChunkEmbeddings } from '../db/queries/embeddings.js';
-import type { Logger } from '../logger.js';
-import { logJobFailure } from './interval.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 
 export interface ReembedOptions {
@@ -50,34 +48,4 @@ export async function reembedChunks(
     await nextTurn();
   }
   return changed;
-}
-
-/** Starts {@link reembedChunks} in the background; `stop()` waits for the batch in progress. */
-export function startReembed(
-  db: Database,
-  embeddings: EmbeddingProvider,
-  logger: Logger,
-): { stop(): Promise<void> } {
-  let stopping = false;
-  const started = performance.now();
-  const run = reembedChunks(db, embeddings, { stopped: () => stopping })
-    .then((changed) => {
-      if (changed > 0)
-        logger.info(
-          {
-            chunks: changed,
-            version: embeddings.version,
-            ms: Math.round(performance.now() - started),
-          },
-          'chunks embedded again with the configured embedder',
-        );
-    })
-    // A database fault stops this run; the next start picks up what is left.
-    .catch((err: unknown) => logJobFailure(logger, 're-embedding', err));
-  return {
-    stop: async () => {
-      stopping = true;
-      await run;
-    },
-  };
 }

@@ -75,6 +75,8 @@ export interface LimitBackend {
   /** The counter for a spec; one instance per spec, reused. */
   counter(spec: CounterSpec): Counter;
   leases: LeaseStore;
+  /** Readiness: the shared store answers (absent in memory: nothing to check). */
+  ping?(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -199,6 +201,15 @@ function memoryBackend(keyPrefix: string, now: () => number): LimitBackend {
 }
 
 /**
+ * On Redis a held lease is kept alive by its instance: it expires LEASE_HEARTBEAT_TTL_MS after
+ * the last heartbeat (one every LEASE_HEARTBEAT_MS), so the slots of an instance that died
+ * (kill -9, lost host) come back within that bound, not after the request's own lease time. The
+ * lease time still bounds a request that hangs on a live instance: its heartbeats stop then.
+ */
+export const LEASE_HEARTBEAT_MS = 1_000;
+export const LEASE_HEARTBEAT_TTL_MS = 3_000;
+
+/**
  * Drops expired leases, then adds one if fewer than the limit are held. Returns
  * {granted (0/1), held after the call, ms until the oldest expires}.
  */
@@ -225,9 +236,57 @@ type LeaseClient = Redis & {
   ): Promise<[number, number, number]>;
 };
 
+/** This instance's held leases on Redis, refreshed together by one timer. */
+class LeaseHeartbeat {
+  private readonly held = new Map<string, { redisKey: string; until: number }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly client: Redis,
+    private readonly now: () => number,
+  ) {}
+
+  hold(id: string, redisKey: string, ttlMs: number): void {
+    this.held.set(id, { redisKey, until: this.now() + ttlMs });
+    if (!this.timer) {
+      this.timer = setInterval(() => this.beat(), LEASE_HEARTBEAT_MS);
+      this.timer.unref();
+    }
+  }
+
+  drop(id: string): void {
+    this.held.delete(id);
+    if (this.held.size === 0) this.stop();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private beat(): void {
+    const at = this.now();
+    const batch = this.client.pipeline();
+    for (const [id, lease] of this.held) {
+      // Past its own lease time a lease is left to expire (a hung request).
+      if (lease.until <= at) {
+        this.held.delete(id);
+        continue;
+      }
+      // XX: only a lease still held is extended (one removed by expiry stays gone).
+      batch.zadd(lease.redisKey, 'XX', at + LEASE_HEARTBEAT_TTL_MS, id);
+      batch.pexpire(lease.redisKey, LEASE_HEARTBEAT_TTL_MS);
+    }
+    if (this.held.size === 0) this.stop();
+    // A missed beat is made up by the next; a Redis outage fails the limit checks themselves.
+    if (batch.length > 0) batch.exec().catch(() => undefined);
+  }
+}
+
 function redisBackend(client: Redis, keyPrefix: string, now: () => number): LimitBackend {
   client.defineCommand('acquireLease', { numberOfKeys: 1, lua: ACQUIRE_LEASE });
   const leaseClient = client as LeaseClient;
+  const heartbeat = new LeaseHeartbeat(client, now);
   return {
     counter: cachedCounters(
       (spec) =>
@@ -246,22 +305,26 @@ function redisBackend(client: Redis, keyPrefix: string, now: () => number): Limi
         const [granted, held, retryAfterMs] = await leaseClient.acquireLease(
           redisKey,
           now(),
-          ttlMs,
+          Math.min(ttlMs, LEASE_HEARTBEAT_TTL_MS),
           limit,
           id,
         );
         if (!granted) return refused(held, retryAfterMs);
+        heartbeat.hold(id, redisKey, ttlMs);
         return {
           granted: true,
           active: held,
           retryAfterMs: 0,
           release: async () => {
+            heartbeat.drop(id);
             await client.zrem(redisKey, id);
           },
         };
       },
     },
+    ping: async () => (await client.ping()) === 'PONG',
     close: async () => {
+      heartbeat.stop();
       client.disconnect();
     },
   };

@@ -4,7 +4,9 @@ import type { IRouter, RequestHandler } from 'express';
 import type { Database } from '../db/client.js';
 import { mountContract } from '../http/mount.js';
 import type { RouteTable } from '../http/route-table.js';
+import type { JobSchedule } from '../jobs/catalogue.js';
 import { runHygiene } from '../jobs/hygiene.js';
+import { scheduledJobsReport } from '../jobs/status.js';
 import { runRetention } from '../jobs/retention.js';
 import type { Logger } from '../logger.js';
 import type { BillingService } from '../services/billing.js';
@@ -22,6 +24,8 @@ export interface AdminRouteDeps {
   sessions: DashboardSessions;
   /** `jobBudgetMs`: the wall-clock budget of one hygiene or retention run. */
   settings: { nearThreshold: number; limitsEnabled: boolean; jobBudgetMs: number };
+  /** The scheduled jobs and which runner runs them (GET /v1/admin/jobs). */
+  jobs: { schedules: JobSchedule[]; runner: 'pg-boss' | 'in-process' };
   /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
   guard: RequestHandler;
 }
@@ -35,7 +39,7 @@ const s = initServer();
 export function mountAdminRoutes(
   target: IRouter,
   table: RouteTable,
-  { db, plans, logger, billing, sessions, settings, guard }: AdminRouteDeps,
+  { db, plans, logger, billing, sessions, settings, jobs, guard }: AdminRouteDeps,
 ): void {
   const retention = { db, plans, logger };
   const implementation = s.router(contract.admin, {
@@ -69,6 +73,7 @@ export function mountAdminRoutes(
       status: 200,
       body: await billing.setCancelAtPeriodEnd(body.workspace_id, body.cancel_at_period_end),
     }),
+    listScheduledJobs: async () => ({ status: 200, body: await scheduledJobsReport(db, jobs) }),
     cleanupDashboardSessions: async () => ({
       status: 200,
       body: { deleted: await sessions.cleanup() },

@@ -2,6 +2,7 @@ import type { HealthResponse, ReadyResponse, VersionedHealthResponse } from '@mn
 import type { AppConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
+import type { LimitBackend } from '../limits/backend.js';
 import type { ApiKeyService } from './api-keys/index.js';
 
 export function health(config: AppConfig): HealthResponse {
@@ -38,17 +39,31 @@ async function check(probe: () => Promise<boolean>): Promise<'ok' | 'error'> {
   }
 }
 
+/** Set at SIGTERM: from then on /ready answers 503 while requests are still served. */
+export interface DrainState {
+  draining: boolean;
+}
+
 export async function readiness(deps: {
   database: DatabaseHandle;
   apiKeys: ApiKeyService;
+  limits: Pick<LimitBackend, 'ping'>;
+  drain?: DrainState;
 }): Promise<ReadyResponse> {
-  const [database, keySalt] = await Promise.all([
+  const [database, keySalt, redis] = await Promise.all([
     check(async () => {
       await deps.database.ping();
       return true;
     }),
     check(() => deps.apiKeys.checkSalt()),
+    deps.limits.ping ? check(deps.limits.ping) : undefined,
   ]);
-  const ready = database === 'ok' && keySalt === 'ok';
-  return { status: ready ? 'ready' : 'not_ready', checks: { database, key_salt: keySalt } };
+  // A stopping instance is out of rotation whatever its dependencies say.
+  const draining = deps.drain?.draining === true;
+  const ready = !draining && database === 'ok' && keySalt === 'ok' && redis !== 'error';
+  return {
+    status: ready ? 'ready' : 'not_ready',
+    ...(draining ? { draining } : {}),
+    checks: { database, key_salt: keySalt, ...(redis ? { redis } : {}) },
+  };
 }

@@ -97,6 +97,7 @@ export async function createTestApp(
       await deps.statistics.drain();
       await deps.audit.drain();
       await deps.limits.close();
+      await deps.revocations.close();
       await database.close();
     },
   };

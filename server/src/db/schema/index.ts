@@ -22,3 +22,4 @@ export * from './workspace-connector-settings.js';
 export * from './memory-pins.js';
 export * from './context-feedback.js';
 export * from './webhook-endpoints.js';
+export * from './job-runs.js';

@@ -83,7 +83,7 @@ export async function revokeOperatorKey(
 ): Promise<{ api_key: ApiKeyInfo }> {
   const row = await revokeApiKeyById(deps.db, apiKeyId);
   if (!row) throw new ServiceError('NOT_FOUND', 'API key not found');
-  deps.apiKeys.forget(row.id);
+  await deps.apiKeys.forget(row.id);
   return { api_key: toApiKeyInfo(row) };
 }
 

@@ -1,20 +1,22 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../../db/client.js';
+import type { Database, Writer } from '../../db/client.js';
 import {
   findActiveApiKeyByHash,
   insertApiKey,
   touchApiKeyLastUsed,
 } from '../../db/queries/api-keys.js';
 import { getOrCreateSetting, getSetting } from '../../db/queries/settings.js';
+import { localRevocations, type RevocationChannel } from './revocations.js';
 
 export const API_KEY_PREFIX = 'mnemo_';
 const SALT_SETTING = 'api_key_salt';
 /** Don't write last_used_at on every request: once a minute per key is plenty. */
 const TOUCH_INTERVAL_MS = 60_000;
 /**
- * A verified key is trusted from memory this long, saving a query per request. A key revoked on
- * another instance keeps working here for at most this long; a revocation on this instance calls
- * {@link ApiKeyService.forget}.
+ * A verified key is trusted from memory this long, saving a query per request. A revocation calls
+ * {@link ApiKeyService.forget}, which drops the key here and, with Redis, on every other instance
+ * (services/api-keys/revocations.ts); an instance that missed that message trusts the key for at most
+ * this long (docs/scaling.md).
  */
 export const AUTH_CACHE_TTL_MS = 15_000;
 const AUTH_CACHE_MAX = 10_000;
@@ -36,6 +38,8 @@ export interface MintOptions {
   introductory?: boolean;
   /** Default `tenant`; `admin` keys may also create workspaces. */
   scope?: 'tenant' | 'admin';
+  /** The transaction to store the key in (bootstrap); default: the service's own database. */
+  writer?: Writer;
 }
 
 export interface MintedApiKey {
@@ -50,6 +54,9 @@ export interface MintedApiKey {
 export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
   private readonly verified = new Map<string, { auth: AuthContext; until: number }>();
+  /** Counts revocations heard: a lookup that overlapped one does not cache what it read. */
+  private revocationsHeard = 0;
+  private revocations: RevocationChannel = localRevocations;
 
   private constructor(
     private readonly db: Database,
@@ -86,14 +93,14 @@ export class ApiKeyService {
     workspaceId: string,
     name: string,
     plaintext: string,
-    { introductory = false, scope = 'tenant' }: MintOptions = {},
+    { introductory = false, scope = 'tenant', writer = this.db }: MintOptions = {},
   ): Promise<MintedApiKey> {
     const keyHash = this.hash(plaintext);
-    const existing = await findActiveApiKeyByHash(this.db, keyHash);
+    const existing = await findActiveApiKeyByHash(writer, keyHash);
     if (existing) {
       return { id: existing.id, workspaceId: existing.workspaceId, name: existing.name, plaintext };
     }
-    const row = await insertApiKey(this.db, {
+    const row = await insertApiKey(writer, {
       workspaceId,
       name,
       keyHash,
@@ -108,6 +115,7 @@ export class ApiKeyService {
     const keyHash = this.hash(plaintext);
     const cached = this.verified.get(keyHash);
     if (cached && cached.until > Date.now()) return cached.auth;
+    const heardBefore = this.revocationsHeard;
     const row = await findActiveApiKeyByHash(this.db, keyHash);
     if (!row) return undefined;
     // The lookup is by hash already; compare again in constant time so no code path branches
@@ -122,13 +130,34 @@ export class ApiKeyService {
       scope: row.scope,
       ...(row.introductoryUntil ? { introductoryUntil: row.introductoryUntil.getTime() } : {}),
     };
+    // A revocation heard while the row was read may have come after the read: don't keep it.
+    if (heardBefore !== this.revocationsHeard) return auth;
     if (this.verified.size >= AUTH_CACHE_MAX) this.verified.clear();
     this.verified.set(keyHash, { auth, until: Date.now() + AUTH_CACHE_TTL_MS });
     return auth;
   }
 
-  /** Drops a key from the verified cache (after revoking it). */
-  forget(apiKeyId: string): void {
+  /**
+   * Revocations from now on reach every instance through `channel` (Redis pub/sub): this one
+   * announces the keys it forgets, and forgets those the others announce.
+   */
+  async shareRevocations(channel: RevocationChannel): Promise<void> {
+    this.revocations = channel;
+    await channel.subscribe((apiKeyId) => this.forgetHere(apiKeyId));
+  }
+
+  /**
+   * Drops a key from the verified cache after revoking it, here and on every other instance. The
+   * revocation is committed already: a failed announcement only leaves the others on the cache
+   * bound, so it is not an error for the caller.
+   */
+  forget(apiKeyId: string): Promise<void> {
+    this.forgetHere(apiKeyId);
+    return this.revocations.publish(apiKeyId).catch(() => undefined);
+  }
+
+  private forgetHere(apiKeyId: string): void {
+    this.revocationsHeard += 1;
     for (const [hash, entry] of this.verified) {
       if (entry.auth.apiKeyId === apiKeyId) this.verified.delete(hash);
     }

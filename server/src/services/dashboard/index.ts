@@ -168,7 +168,7 @@ export async function revokeApiKey(
   if (!row) {
     throw new ServiceError('FORBIDDEN', "No such API key in the session's workspace");
   }
-  deps.apiKeys.forget(row.id);
+  await deps.apiKeys.forget(row.id);
   return { api_key: toApiKey(row) };
 }
 
