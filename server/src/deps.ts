@@ -6,6 +6,7 @@ import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
 import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limits/backend.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
+import { eventOutbox } from './db/queries/events.js';
 import { ApiKeyService } from './services/api-keys/index.js';
 import { createEmbeddingProvider } from './providers/embeddings/index.js';
 import { createReranker } from './providers/rerank/index.js';
@@ -119,11 +120,15 @@ export async function createDeps(
       onConnectError: (err) =>
         logger.warn({ err }, 'Redis unreachable at start; limits fail open until it answers'),
     }));
+  const billing = createBillingService({ config: config.billing, db: database.db, plans, logger });
   const operations = createOperations(
     {
       reader: database.reader,
       writer: database.writer,
       quota,
+      events: eventOutbox,
+      plans,
+      billing,
       clock: systemClock,
       logger,
       embeddings,
@@ -135,6 +140,7 @@ export async function createDeps(
         metadataMaxBytes: config.metadataMaxBytes,
         searchExplain: config.searchExplain,
         episodeWindowSeconds: config.episodeWindowSeconds,
+        limitsEnabled: config.limits.enabled,
       },
       onRowsWritten: (rows) => statistics.noteChanges(rows),
     },
@@ -176,7 +182,7 @@ export async function createDeps(
     statistics,
     limits,
     operations,
-    billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
+    billing,
     dashboard,
   };
 }

@@ -1,3 +1,6 @@
+import { getAuditLog, getPruningMetrics } from './audit.js';
+import { createCheckout, getBillingStatus } from './billing.js';
+import { getConnectorSettings, updateConnectorSettings } from './connectors.js';
 import type { OperationContext } from './context.js';
 import { deleteMemory } from './delete-memory.js';
 import { getContext } from './get-context.js';
@@ -12,6 +15,7 @@ import { guard, type GuardedOperation, type PolicyMachinery } from './policy.js'
 import { replaySearch } from './replay-search.js';
 import { searchMemories } from './search-memories.js';
 import { sendFeedback } from './send-feedback.js';
+import { getUsageToday } from './usage.js';
 import { writeMemory } from './write-memory.js';
 
 export type { Caller, CallerVia, OperationContext } from './context.js';
@@ -39,6 +43,13 @@ export const OPERATIONS = {
   exportOwner,
   importOwner,
   eraseOwner,
+  getUsageToday,
+  getBillingStatus,
+  createCheckout,
+  getAuditLog,
+  getPruningMetrics,
+  getConnectorSettings,
+  updateConnectorSettings,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -75,5 +86,12 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     exportOwner: guard(exportOwner, ctx, machinery),
     importOwner: guard(importOwner, ctx, machinery),
     eraseOwner: guard(eraseOwner, ctx, machinery),
+    getUsageToday: guard(getUsageToday, ctx, machinery),
+    getBillingStatus: guard(getBillingStatus, ctx, machinery),
+    createCheckout: guard(createCheckout, ctx, machinery),
+    getAuditLog: guard(getAuditLog, ctx, machinery),
+    getPruningMetrics: guard(getPruningMetrics, ctx, machinery),
+    getConnectorSettings: guard(getConnectorSettings, ctx, machinery),
+    updateConnectorSettings: guard(updateConnectorSettings, ctx, machinery),
   };
 }

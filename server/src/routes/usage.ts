@@ -1,23 +1,23 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import { usageToday, type UsageDeps } from '../services/usage/index.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
 export function mountUsageRoutes(
   target: IRouter,
   table: RouteTable,
-  usage: UsageDeps,
+  operations: Pick<Operations, 'getUsageToday'>,
   middleware: RequestHandler[],
 ): void {
   const implementation = s.router(contract.usage, {
     getUsageToday: async ({ req }) => ({
       status: 200,
-      body: await usageToday(usage, requireAuth(req).workspaceId),
+      body: await operations.getUsageToday(callerOf(req, 'rest'), undefined),
     }),
   });
   mountContract(target, table, contract.usage, implementation, middleware);
