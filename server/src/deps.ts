@@ -151,7 +151,7 @@ export async function createDeps(
           embedMicroInrPerToken: config.rateLimits.embedMicroInrPerToken,
           genMicroInrPerToken: config.rateLimits.genMicroInrPerToken,
         },
-        extractionOn: extractor !== undefined,
+        extractor,
       },
       audit,
     },
