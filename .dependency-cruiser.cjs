@@ -131,8 +131,8 @@ module.exports = {
       name: 'sources-not-to-tests',
       comment: 'What ships never imports a test or its support.',
       severity: 'error',
-      from: { path: '^(?:server|contract|client|cli|web)/src/' },
-      to: { path: '^test/|^(?:server|contract|client|cli|web)/test/' },
+      from: { path: '^(?:server|contract|client|ai-sdk|cli|web)/src/' },
+      to: { path: '^test/|^(?:server|contract|client|ai-sdk|cli|web)/test/' },
     },
     {
       name: 'web-through-client',
