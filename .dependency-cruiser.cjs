@@ -16,7 +16,7 @@ const SERVER_LOWER =
   '^server/src/(?:services|db|providers|text|limits)/|^server/src/(?:errors|ids|config|logger)\\.ts$';
 /** Server modules that wire requests, processes and jobs together on top of the services. */
 const SERVER_UPPER =
-  '^server/src/(?:operations|http|routes|mcp|jobs|commands)/|^server/src/(?:app|deps|main)\\.ts$';
+  '^server/src/(?:operations|http|routes|mcp|jobs|commands|types)/|^server/src/(?:app|deps|main|startup-errors|unhandled-rejections)\\.ts$';
 /** The leaves every server module may use: settings, logging, ids, errors and limit counters. */
 const SERVER_LEAVES = '^server/src/(?:limits/|(?:errors|ids|config|logger)\\.ts$)';
 /** The composition root: it builds every port and nobody imports it back. */
@@ -117,6 +117,22 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/src/(?:routes|mcp)/' },
       to: { path: '^server/src/db/(?:queries|schema)/' },
+    },
+    {
+      name: 'server-files-in-a-layer',
+      comment:
+        'Every server module belongs to the lower or the upper floor (a new folder or top-level ' +
+        'file is placed in one of them above, so the floor rules apply to it).',
+      severity: 'error',
+      from: {},
+      to: { path: '^server/src/', pathNot: [SERVER_LOWER, SERVER_UPPER] },
+    },
+    {
+      name: 'sources-not-to-tests',
+      comment: 'What ships never imports a test or its support.',
+      severity: 'error',
+      from: { path: '^(?:server|contract|client|ai-sdk|cli|web)/src/' },
+      to: { path: '^test/|^(?:server|contract|client|ai-sdk|cli|web)/test/' },
     },
     {
       name: 'web-through-client',

@@ -162,8 +162,8 @@ export function createApp(
   mountIngestRoutes(api, table, operations, tenant);
   const { db } = deps.database;
   const keyAdmin = { db, apiKeys: deps.apiKeys, logger: deps.logger };
-  mountAuditRoutes(api, table, db, tenant);
-  mountConnectorRoutes(api, table, db, tenant);
+  mountAuditRoutes(api, table, operations, tenant);
+  mountConnectorRoutes(api, table, operations, tenant);
   mountWorkspaceRoutes(api, table, keyAdmin, tenant);
   mountLinkRoutes(api, table, operations, tenant);
   mountHistoryRoutes(api, table, operations, tenant);
@@ -174,22 +174,11 @@ export function createApp(
   });
   mountWebhookRoutes(api, table, operations, tenant);
   mountSearchRoutes(api, table, operations, tenant);
-  mountUsageRoutes(
-    api,
-    table,
-    {
-      db,
-      plans: deps.plans,
-      limitsEnabled: config.limits.enabled,
-      unsettled: (workspaceId) => deps.quota.unsettled?.(workspaceId) ?? [],
-    },
-    operations,
-    tenant,
-  );
+  mountUsageRoutes(api, table, operations, tenant);
   mountBillingRoutes(
     api,
     table,
-    { billing: deps.billing, maxBodyBytes: config.maxBodyBytes },
+    { operations, billing: deps.billing, maxBodyBytes: config.maxBodyBytes },
     tenant,
   );
   // Sign-in and session routes take tokens from anyone: bound them per client address.

@@ -7,6 +7,7 @@ import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
 import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limits/backend.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
+import { eventOutbox } from './db/queries/events.js';
 import { ApiKeyService } from './services/api-keys/index.js';
 import type { DrainState } from './services/health.js';
 import {
@@ -152,12 +153,16 @@ export async function createDeps(
           logger,
         })
       : undefined;
+  const billing = createBillingService({ config: config.billing, db: database.db, plans, logger });
   const webhookSecrets = await SecretBox.open(database.writer, config.webhooks.encryptionKey);
   const operations = createOperations(
     {
       reader: database.reader,
       writer: database.writer,
       quota,
+      events: eventOutbox,
+      plans,
+      billing,
       clock: systemClock,
       logger,
       embeddings,
@@ -169,6 +174,7 @@ export async function createDeps(
         metadataMaxBytes: config.metadataMaxBytes,
         searchExplain: config.searchExplain,
         episodeWindowSeconds: config.episodeWindowSeconds,
+        limitsEnabled: config.limits.enabled,
       },
       webhookSecrets,
       webhooksAllowPrivate: config.webhooks.allowPrivate,
@@ -181,7 +187,7 @@ export async function createDeps(
           embedMicroInrPerToken: config.rateLimits.embedMicroInrPerToken,
           genMicroInrPerToken: config.rateLimits.genMicroInrPerToken,
         },
-        extractionOn: extractor !== undefined,
+        extractor,
       },
       audit,
       reads: readReplicas,
@@ -214,7 +220,7 @@ export async function createDeps(
     limits,
     operations,
     readReplicas,
-    billing: createBillingService({ config: config.billing, db: database.db, plans, logger }),
+    billing,
     dashboard,
     webhookSecrets,
     drain: { draining: false },

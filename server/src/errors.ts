@@ -38,3 +38,27 @@ export class DatabaseError extends Error {
     this.name = 'DatabaseError';
   }
 }
+
+/**
+ * The server's own code called something outside its precondition (an unknown chunk profile, a
+ * negative usage amount): a bug, never the request's fault, since every input was validated
+ * against the contract first. Like {@link DatabaseError}, answered as an unexpected failure (500
+ * INTERNAL, generic message).
+ */
+export class InvariantError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'InvariantError';
+  }
+}
+
+/**
+ * A component was given settings or a data file it cannot run with (a provider without its URL, a
+ * corrupt word-vector table, a malformed language file): found while the server starts.
+ */
+export class SetupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SetupError';
+  }
+}

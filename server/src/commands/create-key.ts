@@ -14,6 +14,11 @@ import {
 import { ApiKeyService } from '../services/api-keys/index.js';
 import { isUuid } from '../ids.js';
 
+/** A request the command cannot carry out (a missing workspace): printed as one line. */
+class CommandError extends Error {
+  override name = 'CommandError';
+}
+
 async function run(): Promise<void> {
   // `pnpm keys:create -- --workspace x` hands the script a literal `--` first.
   const args = process.argv.slice(2);
@@ -41,7 +46,7 @@ async function run(): Promise<void> {
     if (!workspace && values['create-workspace'])
       workspace = await createWorkspace(db, { name: target });
     if (!workspace) {
-      throw new Error(`No workspace "${target}" (pass --create-workspace to make it)`);
+      throw new CommandError(`No workspace "${target}" (pass --create-workspace to make it)`);
     }
     const apiKeys = await ApiKeyService.create(db, { salt: config.apiKeySalt });
     const key = await apiKeys.mint(workspace.id, values.name);

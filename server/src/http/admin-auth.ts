@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { ServiceError } from '../errors.js';
+import { ServiceError, SetupError } from '../errors.js';
 import { warnStoreFailure, type LimitBackend } from '../limits/backend.js';
 import type { Logger } from '../logger.js';
 import { waitingOn } from './deadline.js';
@@ -63,7 +63,7 @@ export function parseAllowlist(entries: readonly string[]): Cidr[] {
       const address = ipaddr.parse(entry);
       return [address, address.kind() === 'ipv4' ? 32 : 128];
     } catch {
-      throw new Error(`MNEMO_ADMIN_IP_ALLOWLIST: not an address or CIDR: ${entry}`);
+      throw new SetupError(`MNEMO_ADMIN_IP_ALLOWLIST: not an address or CIDR: ${entry}`);
     }
   });
 }

@@ -1,7 +1,7 @@
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { findUnstorableText } from '@mnemo/contract';
 import { z } from 'zod';
-import type { ErrorDetails } from '../errors.js';
+import { InvariantError, type ErrorDetails } from '../errors.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -40,7 +40,7 @@ function allowExtraFields(node: unknown): unknown {
 const MAX_DEPTH = 32;
 
 function inlineRefs(node: unknown, root: unknown, depth = 0): unknown {
-  if (depth > MAX_DEPTH) throw new Error('JSON Schema nests too deep (recursive $ref?)');
+  if (depth > MAX_DEPTH) throw new InvariantError('JSON Schema nests too deep (recursive $ref?)');
   if (Array.isArray(node)) return node.map((item) => inlineRefs(item, root, depth + 1));
   if (!node || typeof node !== 'object') return node;
   const ref = (node as { $ref?: unknown }).$ref;
@@ -67,7 +67,7 @@ function resolvePointer(root: unknown, pointer: string): unknown {
   for (const raw of pointer.slice(2).split('/')) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (!node || typeof node !== 'object' || !(key in node))
-      throw new Error(`Unresolvable $ref ${pointer}`);
+      throw new InvariantError(`Unresolvable $ref ${pointer}`);
     node = (node as Record<string, unknown>)[key];
   }
   return node;

@@ -1,12 +1,15 @@
 import type { AppConfig } from '../config.js';
 import type { Reader, Writer } from '../db/client.js';
+import type { EventOutbox } from '../db/queries/events.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import type { Extractor } from '../providers/extraction/index.js';
 import type { Reranker } from '../providers/rerank/index.js';
 import type { BackgroundTasks } from '../services/background.js';
+import type { BillingService } from '../services/billing.js';
 import type { MemoryWriteDeps } from '../services/memory-write/index.js';
+import type { PlanService } from '../services/plans.js';
 import type { QuotaGate } from '../services/quota.js';
 import type { SearchDeps } from '../services/retrieval/search.js';
 import type { SecretBox } from '../services/webhooks/secrets.js';
@@ -27,6 +30,15 @@ export interface OperationContext {
   writer: Writer;
   /** Plan quotas: a service reserves before the costly work and settles after. */
   quota: QuotaGate;
+  /**
+   * Where operations and jobs emit domain events: each `emit` writes into the transaction it is
+   * handed, so an event is stored exactly when its change is.
+   */
+  events: EventOutbox;
+  /** Each workspace's effective plan (cached briefly). */
+  plans: PlanService;
+  /** Payments and entitlements. */
+  billing: BillingService;
   clock: Clock;
   logger: Logger;
   embeddings: EmbeddingProvider;
@@ -42,6 +54,8 @@ export interface OperationContext {
     /** Attach `_explain` to every search result (an operator setting). */
     searchExplain: boolean;
     episodeWindowSeconds: number;
+    /** `MNEMO_LIMITS`: off reports consumption without limits or alerts. */
+    limitsEnabled: boolean;
   };
   /** Seals and opens webhook signing secrets. */
   webhookSecrets: SecretBox;

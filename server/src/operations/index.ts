@@ -1,3 +1,6 @@
+import { getAuditLog, getPruningMetrics } from './audit.js';
+import { createCheckout, getBillingStatus } from './billing.js';
+import { getConnectorSettings, updateConnectorSettings } from './connectors.js';
 import type { OperationContext } from './context.js';
 import { deleteMemory } from './delete-memory.js';
 import { getContext } from './get-context.js';
@@ -13,6 +16,7 @@ import { replaySearch } from './replay-search.js';
 import { searchMemories } from './search-memories.js';
 import { sendFeedback } from './send-feedback.js';
 import { getMemoryBreakdown, getUsageHistory } from './usage-history.js';
+import { getUsageToday } from './usage.js';
 import { writeMemory } from './write-memory.js';
 import {
   createWebhookEndpoint,
@@ -60,6 +64,13 @@ export const OPERATIONS = {
   rotateWebhookSecret,
   listWebhookDeliveries,
   replayWebhookDelivery,
+  getUsageToday,
+  getBillingStatus,
+  createCheckout,
+  getAuditLog,
+  getPruningMetrics,
+  getConnectorSettings,
+  updateConnectorSettings,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -112,5 +123,12 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     rotateWebhookSecret: guard(rotateWebhookSecret, ctx, machinery, 'write'),
     listWebhookDeliveries: guard(listWebhookDeliveries, ctx, machinery),
     replayWebhookDelivery: guard(replayWebhookDelivery, ctx, machinery, 'write'),
+    getUsageToday: guard(getUsageToday, ctx, machinery),
+    getBillingStatus: guard(getBillingStatus, ctx, machinery),
+    createCheckout: guard(createCheckout, ctx, machinery, 'write'),
+    getAuditLog: guard(getAuditLog, ctx, machinery),
+    getPruningMetrics: guard(getPruningMetrics, ctx, machinery),
+    getConnectorSettings: guard(getConnectorSettings, ctx, machinery),
+    updateConnectorSettings: guard(updateConnectorSettings, ctx, machinery, 'write'),
   };
 }

@@ -28,7 +28,7 @@ export const getSearchHistory = defineOperation<
 export const sendContextFeedback = defineOperation<
   ContextFeedbackPayload,
   ContextFeedbackResponse,
-  Pick<OperationContext, 'writer' | 'background'>
+  Pick<OperationContext, 'writer' | 'background' | 'events'>
 >('sendContextFeedback', contract.history.sendContextFeedback, async (ctx, { caller, input }) => ({
-  output: await feedback(ctx.writer, caller.workspaceId, input, ctx.background),
+  output: await feedback(ctx.writer, caller.workspaceId, input, ctx.events, ctx.background),
 }));

@@ -4,6 +4,7 @@
  * configured credential. Each provider keeps its request body, its answer parsing and its own
  * error class.
  */
+import { SetupError } from '../errors.js';
 
 /** Transport options every HTTP provider takes; every optional field says its default. */
 export interface HttpRetryOptions {
@@ -209,7 +210,7 @@ function endpointUrl(baseUrl: string, path: string): URL {
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new TypeError(`baseUrl is not a valid URL: ${baseUrl}`);
+    throw new SetupError(`baseUrl is not a valid URL: ${baseUrl}`);
   }
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`;
   return url;

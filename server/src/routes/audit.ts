@@ -1,12 +1,10 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { Database } from '../db/client.js';
-import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import { listAuditLog } from '../services/audit/log.js';
-import { pruningMetrics } from '../services/pruning.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
@@ -14,17 +12,17 @@ const s = initServer();
 export function mountAuditRoutes(
   target: IRouter,
   table: RouteTable,
-  db: Database,
+  operations: Pick<Operations, 'getAuditLog' | 'getPruningMetrics'>,
   middleware: RequestHandler[],
 ): void {
   const implementation = s.router(contract.audit, {
     getAuditLog: async ({ req, query }) => ({
       status: 200,
-      body: await listAuditLog(db, requireAuth(req).workspaceId, query),
+      body: await operations.getAuditLog(callerOf(req, 'rest'), query),
     }),
     getPruningMetrics: async ({ req }) => ({
       status: 200,
-      body: await pruningMetrics(db, requireAuth(req).workspaceId),
+      body: await operations.getPruningMetrics(callerOf(req, 'rest'), undefined),
     }),
   });
   mountContract(target, table, contract.audit, implementation, middleware);

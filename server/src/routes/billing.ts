@@ -1,11 +1,12 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
 import { paymentCallbackAuth } from '../http/payment-callback.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import { ServiceError } from '../errors.js';
+import type { Operations } from '../operations/index.js';
 import type { BillingService } from '../services/billing.js';
 
 const s = initServer();
@@ -17,17 +18,26 @@ const s = initServer();
 export function mountBillingRoutes(
   target: IRouter,
   table: RouteTable,
-  { billing, maxBodyBytes }: { billing: BillingService; maxBodyBytes: number },
+  {
+    operations,
+    billing,
+    maxBodyBytes,
+  }: {
+    operations: Pick<Operations, 'getBillingStatus' | 'createCheckout'>;
+    /** The payment callback's own verification and receipt (the provider calls it, no tenant). */
+    billing: Pick<BillingService, 'verifySignature' | 'receiveCallback'>;
+    maxBodyBytes: number;
+  },
   middleware: RequestHandler[],
 ): void {
   const implementation = s.router(contract.billing, {
     getBillingStatus: async ({ req }) => ({
       status: 200,
-      body: await billing.status(requireAuth(req).workspaceId),
+      body: await operations.getBillingStatus(callerOf(req, 'rest'), undefined),
     }),
     createCheckout: async ({ req, body }) => ({
       status: 200,
-      body: await billing.checkout(requireAuth(req).workspaceId, body),
+      body: await operations.createCheckout(callerOf(req, 'rest'), body),
     }),
     receivePaymentCallback: {
       middleware: paymentCallbackAuth({

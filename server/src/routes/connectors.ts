@@ -1,11 +1,10 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { Database } from '../db/client.js';
-import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import { connectorSettings, patchConnectorSettings } from '../services/connectors.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
@@ -13,17 +12,17 @@ const s = initServer();
 export function mountConnectorRoutes(
   target: IRouter,
   table: RouteTable,
-  db: Database,
+  operations: Pick<Operations, 'getConnectorSettings' | 'updateConnectorSettings'>,
   middleware: RequestHandler[],
 ): void {
   const implementation = s.router(contract.connectors, {
     getConnectorSettings: async ({ req }) => ({
       status: 200,
-      body: await connectorSettings(db, requireAuth(req).workspaceId),
+      body: await operations.getConnectorSettings(callerOf(req, 'rest'), undefined),
     }),
     updateConnectorSettings: async ({ req, body }) => ({
       status: 200,
-      body: await patchConnectorSettings(db, requireAuth(req).workspaceId, body),
+      body: await operations.updateConnectorSettings(callerOf(req, 'rest'), body),
     }),
   });
   mountContract(target, table, contract.connectors, implementation, middleware);

@@ -1,26 +1,23 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import { requireAuth } from '../http/auth.js';
-import { callerOf } from '../http/request-inputs.js';
 import { mountContract } from '../http/mount.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import type { Operations } from '../operations/index.js';
-import { usageToday, type UsageDeps } from '../services/usage/index.js';
 
 const s = initServer();
 
 export function mountUsageRoutes(
   target: IRouter,
   table: RouteTable,
-  usage: UsageDeps,
-  operations: Pick<Operations, 'getUsageHistory' | 'getMemoryBreakdown'>,
+  operations: Pick<Operations, 'getUsageToday' | 'getUsageHistory' | 'getMemoryBreakdown'>,
   middleware: RequestHandler[],
 ): void {
   const implementation = s.router(contract.usage, {
     getUsageToday: async ({ req }) => ({
       status: 200,
-      body: await usageToday(usage, requireAuth(req).workspaceId),
+      body: await operations.getUsageToday(callerOf(req, 'rest'), undefined),
     }),
     getUsageHistory: async ({ req, query }) => ({
       status: 200,

@@ -29,14 +29,18 @@ export const estimateEmbedTokens = (texts: readonly string[]): number =>
 
 const ceil = (value: number) => (value > 0 ? Math.ceil(value) : 0);
 
-/** A memory write: its text embedded, and extracted when extraction is on for it. */
-export function estimateWriteCost(text: string, extract: boolean, prices: AiPrices): number {
-  const tokens = estimateTokens(text);
-  const generation =
-    extract && prices.genMicroInrPerToken > 0
-      ? estimateExtractionTokens(text) * prices.genMicroInrPerToken
-      : 0;
-  return ceil(tokens * prices.embedMicroInrPerToken + generation);
+/**
+ * Micro-INR of the AI work a plan reservation names (embedding and generation tokens): a write is
+ * priced from the very amounts its quota reservation holds, so the two limits count one estimate.
+ */
+export function priceWork(
+  work: { embedTokens?: number | undefined; genTokens?: number | undefined },
+  prices: AiPrices,
+): number {
+  return ceil(
+    (work.embedTokens ?? 0) * prices.embedMicroInrPerToken +
+      (work.genTokens ?? 0) * prices.genMicroInrPerToken,
+  );
 }
 
 /** A search or context call: the query embedded once. */

@@ -384,6 +384,18 @@ export class BillingService {
 }
 
 /**
+ * A workspace with no plan in force has paid, but its payment waits for the provider's
+ * verification: the entitlement is unverifiable, not lapsed (the plans answer it with
+ * `ENTITLEMENT_DEGRADED`).
+ */
+export class PaymentUnverifiedError extends Error {
+  constructor() {
+    super('a payment of this workspace waits for the provider to verify it');
+    this.name = 'PaymentUnverifiedError';
+  }
+}
+
+/**
  * The entitlement loader of an install with billing: the database's, except that a workspace
  * with no plan in force whose payment callback still waits for the provider's verification is
  * "unverifiable" (the loader throws, the PlanService answers 503 ENTITLEMENT_DEGRADED to
@@ -399,7 +411,7 @@ export function billingEntitlements(
     const row = await base(workspaceId, now);
     if (!row || entitlementState(row, now) !== 'active') {
       if (await hasUnverifiedPayment(db, workspaceId)) {
-        throw new Error('a payment of this workspace waits for the provider to verify it');
+        throw new PaymentUnverifiedError();
       }
     }
     return row;

@@ -5,6 +5,7 @@
  */
 
 import { isSpace, sentenceUnits, type Unit } from '../text/sentences.js';
+import { InvariantError } from '../errors.js';
 
 export type ChunkProfile = 'balanced' | 'dense' | 'document';
 
@@ -90,7 +91,7 @@ function splitLongUnit(
  */
 export function chunkText(text: string, profile: ChunkProfile = 'balanced'): string[] {
   const preset = CHUNK_PRESETS[profile];
-  if (!preset) throw new TypeError(`unknown chunk profile: ${String(profile)}`);
+  if (!preset) throw new InvariantError(`unknown chunk profile: ${String(profile)}`);
   const { targetChars: target, maxChars: max, overlapChars } = preset;
   const trimmed = text.trim();
   if (trimmed === '') return [];

@@ -6,6 +6,7 @@
  * by the neutral rules, which infer nothing from wording.
  */
 import { z } from 'zod';
+import { SetupError } from '../errors.js';
 import english from './lang/en.json' with { type: 'json' };
 import german from './lang/de.json' with { type: 'json' };
 import detection from './lang/detection.json' with { type: 'json' };
@@ -179,10 +180,10 @@ const DAY = 86_400_000;
 const FRAGMENT = /\{\{(\w+)\}\}/g;
 
 function expand(source: string, fragments: Record<string, string>, depth = 0): string {
-  if (depth > 5) throw new Error('language data: fragments nest too deep');
+  if (depth > 5) throw new SetupError('language data: fragments nest too deep');
   return source.replace(FRAGMENT, (_, name: string) => {
     const fragment = fragments[name];
-    if (fragment === undefined) throw new Error(`language data: unknown fragment {{${name}}}`);
+    if (fragment === undefined) throw new SetupError(`language data: unknown fragment {{${name}}}`);
     return expand(fragment, fragments, depth + 1);
   });
 }

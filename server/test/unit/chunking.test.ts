@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHUNK_PRESETS, chunkText, type ChunkProfile } from '../../src/services/chunking.js';
 import { splitSentences } from '../../src/text/sentences.js';
+import { InvariantError } from '../../src/errors.js';
 
 const PROFILES: ChunkProfile[] = ['balanced', 'dense', 'document'];
 
@@ -329,10 +330,10 @@ describe('chunkText', () => {
       expect(chunkText(text, profile)).toEqual(chunkText(text, profile));
   });
 
-  it('rejects an unknown profile', () => {
-    expect(() => chunkText('x'.repeat(3_000), 'huge' as ChunkProfile)).toThrow(
-      /unknown chunk profile/,
-    );
+  it('rejects an unknown profile as a broken invariant (the contract admits none)', () => {
+    const unknown = () => chunkText('x'.repeat(3_000), 'huge' as ChunkProfile);
+    expect(unknown).toThrow(InvariantError);
+    expect(unknown).toThrow(/unknown chunk profile/);
   });
 
   describe.each(PROFILES)('coverage with the %s profile', (profile) => {

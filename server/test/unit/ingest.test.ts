@@ -6,9 +6,10 @@ import {
   type ConversationMessage,
 } from '@mnemo/contract';
 import { describe, expect, it } from 'vitest';
-import { estimateWriteCost } from '../../src/services/ai-cost.js';
+import { createExtractor } from '../../src/providers/extraction/index.js';
 import { groupTurns, parseTranscript } from '../../src/services/ingest/conversation.js';
 import { estimateIngestCost } from '../../src/services/ingest/index.js';
+import { estimateWriteCost as writeCost } from '../../src/services/memory-write/budget.js';
 import { ServiceError } from '../../src/errors.js';
 
 const user = (content: string): ConversationMessage => ({ role: 'user', content });
@@ -155,40 +156,45 @@ describe('document sections and pieces', () => {
 
 describe('estimateIngestCost', () => {
   const prices = { embedMicroInrPerToken: 2, genMicroInrPerToken: 10 };
+  // A model extractor (never called here): its calls are priced.
+  const model = createExtractor({ provider: 'openai', baseUrl: 'http://127.0.0.1:9', model: 'm' });
+  const estimateWriteCost = (text: string, extract: boolean, p: typeof prices) =>
+    writeCost(model, { text, extract }, p);
 
   it('counts every message as one write, extraction included unless turned off', () => {
     const body = { messages: [{ content: 'a'.repeat(40) }, { content: 'b'.repeat(80) }, 7] };
     const each = (text: string, extract: boolean) => estimateWriteCost(text, extract, prices);
-    expect(estimateIngestCost(body, 'conversation', true, prices)).toBe(
+    expect(each('a'.repeat(40), true)).toBeGreaterThan(each('a'.repeat(40), false));
+    expect(estimateIngestCost(body, 'conversation', model, prices)).toBe(
       each('a'.repeat(40), true) + each('b'.repeat(80), true) + each('', true),
     );
-    expect(estimateIngestCost({ ...body, extract: false }, 'conversation', true, prices)).toBe(
+    expect(estimateIngestCost({ ...body, extract: false }, 'conversation', model, prices)).toBe(
       each('a'.repeat(40), false) + each('b'.repeat(80), false) + each('', false),
     );
   });
 
   it('dispatches on type; a document is extracted only when asked; junk costs nothing', () => {
     const text = 'x'.repeat(400);
-    expect(estimateIngestCost({ type: 'document', text }, 'ingest', true, prices)).toBe(
+    expect(estimateIngestCost({ type: 'document', text }, 'ingest', model, prices)).toBe(
       estimateWriteCost(text, false, prices),
     );
     expect(
-      estimateIngestCost({ type: 'document', text, extract: true }, 'ingest', true, prices),
+      estimateIngestCost({ type: 'document', text, extract: true }, 'ingest', model, prices),
     ).toBe(estimateWriteCost(text, true, prices));
-    expect(estimateIngestCost({ type: 'memory', text }, 'ingest', true, prices)).toBe(
+    expect(estimateIngestCost({ type: 'memory', text }, 'ingest', model, prices)).toBe(
       estimateWriteCost(text, true, prices),
     );
     expect(
       estimateIngestCost(
         { type: 'conversation', transcript: 'user: a\n\nassistant: b' },
         'ingest',
-        false,
+        undefined,
         prices,
       ),
     ).toBe(
       estimateWriteCost('user: a', false, prices) +
         estimateWriteCost('assistant: b', false, prices),
     );
-    expect(estimateIngestCost({ type: 'video', text }, 'ingest', true, prices)).toBe(0);
+    expect(estimateIngestCost({ type: 'video', text }, 'ingest', model, prices)).toBe(0);
   });
 });

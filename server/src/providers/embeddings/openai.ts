@@ -1,6 +1,7 @@
 import { isRecord, JsonEndpoint, type HttpRetryOptions } from '../http-retry.js';
 import { EmbeddingError } from './types.js';
 import type { EmbeddingProvider, EmbeddingPurpose } from './types.js';
+import { SetupError } from '../../errors.js';
 
 /** Options of {@link OpenAIEmbeddingProvider}; every optional field says its default. */
 export interface OpenAIEmbeddingOptions extends HttpRetryOptions {
@@ -48,11 +49,11 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
 
   constructor(options: OpenAIEmbeddingOptions) {
     if (!Number.isInteger(options.dimension) || options.dimension < 1) {
-      throw new TypeError(`dimension must be a positive integer, got ${options.dimension}`);
+      throw new SetupError(`dimension must be a positive integer, got ${options.dimension}`);
     }
     const batchSize = options.batchSize ?? 64;
     if (!Number.isInteger(batchSize) || batchSize < 1) {
-      throw new TypeError(`batchSize must be a positive integer, got ${batchSize}`);
+      throw new SetupError(`batchSize must be a positive integer, got ${batchSize}`);
     }
     this.model = options.model;
     this.dimension = options.dimension;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { SetupError } from '../../errors.js';
 
 /**
  * The word-vector table of the local embedder, committed gzipped in the server package's
@@ -54,18 +55,19 @@ export class WordVectors {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const magic = String.fromCharCode(...bytes.subarray(0, 4));
     if (bytes.length < HEADER_BYTES || magic !== MAGIC || view.getUint32(4, true) !== FORMAT)
-      throw new Error('not a word-vector table (format 1)');
+      throw new SetupError('not a word-vector table (format 1)');
     const count = view.getUint32(8, true);
     const dimension = view.getUint32(12, true);
     const vocabularyBytes = view.getUint32(16, true);
     const vectorsAt = HEADER_BYTES + count * 8;
     const vocabularyAt = vectorsAt + count * dimension;
     if (bytes.length !== vocabularyAt + vocabularyBytes)
-      throw new Error('word-vector table truncated');
+      throw new SetupError('word-vector table truncated');
     const words = new TextDecoder()
       .decode(bytes.subarray(vocabularyAt, vocabularyAt + vocabularyBytes))
       .split('\n');
-    if (words.length !== count) throw new Error('word-vector table: vocabulary and vectors differ');
+    if (words.length !== count)
+      throw new SetupError('word-vector table: vocabulary and vectors differ');
 
     this.dimension = dimension;
     this.size = count;

@@ -10,6 +10,7 @@ export {
   OpenAIExtractor,
   type OpenAIExtractorOptions,
 } from './openai.js';
+import { SetupError } from '../../errors.js';
 
 /** How memories are split into children. */
 export interface ExtractorConfig {
@@ -28,10 +29,10 @@ export interface ExtractorConfig {
 export function createExtractor(config: ExtractorConfig, fetchImpl?: typeof fetch): Extractor {
   if (config.provider === 'local') return new LocalExtractor();
   if (config.provider !== 'openai') {
-    throw new Error(`unknown extraction provider: ${String(config.provider)}`);
+    throw new SetupError(`unknown extraction provider: ${String(config.provider)}`);
   }
   if (!config.baseUrl || !config.model) {
-    throw new Error('the openai extractor needs both `baseUrl` and `model`');
+    throw new SetupError('the openai extractor needs both `baseUrl` and `model`');
   }
   return new OpenAIExtractor({
     baseUrl: config.baseUrl,

@@ -1,6 +1,7 @@
 import type { BillingConfig } from '../../config.js';
 import { PayuProvider } from './payu.js';
 import type { PaymentProvider } from './types.js';
+import { SetupError } from '../../errors.js';
 
 export type { PaymentProvider } from './types.js';
 
@@ -11,7 +12,7 @@ export function createPaymentProvider(config: BillingConfig): PaymentProvider | 
       return undefined;
     case 'payu':
       if (!config.key || !config.salt || !config.successUrl || !config.failureUrl) {
-        throw new Error('payu billing needs a key, a salt and the success and failure URLs');
+        throw new SetupError('payu billing needs a key, a salt and the success and failure URLs');
       }
       return new PayuProvider({
         key: config.key,

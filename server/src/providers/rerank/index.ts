@@ -2,6 +2,7 @@ import type { RerankConfig } from '../../config.js';
 import { HttpReranker } from './http.js';
 import { LocalReranker } from './local.js';
 import type { Reranker } from './types.js';
+import { SetupError } from '../../errors.js';
 
 export type { Reranker } from './types.js';
 export { RerankError } from './types.js';
@@ -15,7 +16,7 @@ export function createReranker(config: RerankConfig): Reranker | undefined {
       return new LocalReranker();
     case 'http':
       if (!config.baseUrl)
-        throw new Error('MNEMO_RERANK_BASE_URL is required for the http reranker');
+        throw new SetupError('MNEMO_RERANK_BASE_URL is required for the http reranker');
       return new HttpReranker({
         baseUrl: config.baseUrl,
         ...(config.model ? { model: config.model } : {}),

@@ -9,7 +9,7 @@ import {
 import type { DashboardConfig } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { getOrCreateSetting } from '../../db/queries/settings.js';
-import { ServiceError } from '../../errors.js';
+import { InvariantError, ServiceError } from '../../errors.js';
 
 /** Where a generated HS256 secret is kept (beside the API key salt). */
 const SECRET_SETTING = 'dashboard_jwt_secret';
@@ -123,7 +123,8 @@ export class DashboardIdentity {
    * when an external identity provider (JWKS) is configured.
    */
   async signToken(sub: string, ttlMs: number): Promise<string> {
-    if (this.jwks) throw new Error('tokens are issued by the identity provider (JWKS mode)');
+    if (this.jwks)
+      throw new InvariantError('tokens are issued by the identity provider (JWKS mode)');
     return new SignJWT({})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(sub)

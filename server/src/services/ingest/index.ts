@@ -10,7 +10,9 @@ import {
   type MemoryInsertPayload,
 } from '@mnemo/contract';
 import { ServiceError } from '../../errors.js';
-import { estimateWriteCost, type AiPrices } from '../ai-cost.js';
+import type { Extractor } from '../../providers/extraction/index.js';
+import type { AiPrices } from '../ai-cost.js';
+import { estimateWriteCost } from '../memory-write/budget.js';
 import { ingestConversation } from './conversation.js';
 import {
   derivedKey,
@@ -131,18 +133,22 @@ const text = (value: unknown) => (typeof value === 'string' ? value : '');
 export function estimateIngestCost(
   body: Record<string, unknown>,
   kind: 'conversation' | 'ingest',
-  extractionOn: boolean,
+  extractor: Extractor | undefined,
   prices: AiPrices,
 ): number {
   const type = kind === 'conversation' ? 'conversation' : body.type;
   if (type === 'memory') {
-    return estimateWriteCost(text(body.text), extractionOn && body.extract !== false, prices);
+    return estimateWriteCost(extractor, { ...body, text: text(body.text) }, prices);
   }
   if (type === 'document') {
-    return estimateWriteCost(text(body.text), extractionOn && body.extract === true, prices);
+    return estimateWriteCost(
+      extractor,
+      { ...body, text: text(body.text), extract: body.extract === true },
+      prices,
+    );
   }
   if (type !== 'conversation') return 0;
-  const extract = extractionOn && body.extract !== false;
+  const extract = body.extract !== false;
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
   const texts = messages.map((m) =>
     m && typeof m === 'object' ? text((m as Record<string, unknown>).content) : '',
@@ -151,5 +157,8 @@ export function estimateIngestCost(
   if (typeof body.transcript === 'string') {
     texts.push(...body.transcript.split('\n').filter((line) => line.trim() !== ''));
   }
-  return texts.reduce((sum, t) => sum + estimateWriteCost(t, extract, prices), 0);
+  return texts.reduce(
+    (sum, t) => sum + estimateWriteCost(extractor, { text: t, extract }, prices),
+    0,
+  );
 }

@@ -1,5 +1,8 @@
+import type { MemoryInsertPayload } from '@mnemo/contract';
 import { ServiceError } from '../../errors.js';
-import { estimateEmbedTokens } from '../ai-cost.js';
+import type { Extractor } from '../../providers/extraction/index.js';
+import { estimateEmbedTokens, priceWork, type AiPrices } from '../ai-cost.js';
+import { chunkText } from '../chunking.js';
 import type { UsageAmounts, UsageReservation } from '../quota.js';
 import { extractionCost, extractionWanted, type ExtractionRefusal } from './extract.js';
 import type { MemoryWriteDeps, PreparedWrite } from './types.js';
@@ -21,6 +24,45 @@ export interface WriteBudget {
   extraction: UsageAmounts | undefined;
   /** Why the plan refused the extraction call it would have made. */
   extractionRefused: ExtractionRefusal | undefined;
+}
+
+/** What a write asks of the AI providers: the one count its quota and its AI cost are both made of. */
+export interface WriteAiWork {
+  /** Its chunks embedded; undefined when it has none. */
+  embedding: UsageAmounts | undefined;
+  /** The extraction call; undefined when none would be made. */
+  extraction: UsageAmounts | undefined;
+}
+
+type WorkPayload = Pick<MemoryInsertPayload, 'text' | 'extract' | 'importance' | 'chunk_profile'>;
+
+export function writeAiWork(
+  extractor: Extractor | undefined,
+  payload: WorkPayload,
+  chunks: readonly string[] = chunkText(payload.text, payload.chunk_profile ?? 'balanced'),
+): WriteAiWork {
+  return {
+    embedding:
+      chunks.length > 0
+        ? { embeds: chunks.length, embedTokens: estimateEmbedTokens(chunks) }
+        : undefined,
+    extraction: extractionWanted(extractor, payload)
+      ? extractionCost(extractor, payload.text)
+      : undefined,
+  };
+}
+
+/**
+ * Micro-INR a write is estimated to cost before it runs (the AI-cost limits): the price of what
+ * {@link reserveWrite} reserves for it, so cost is counted once.
+ */
+export function estimateWriteCost(
+  extractor: Extractor | undefined,
+  payload: WorkPayload,
+  prices: AiPrices,
+): number {
+  const work = writeAiWork(extractor, payload);
+  return priceWork({ ...work.embedding, ...work.extraction }, prices);
 }
 
 /** The resources a refusal names as over their caps; undefined for any other error. */
@@ -52,14 +94,8 @@ export async function reserveWrite(
     writes: 1,
     storageBytes: storedBytes(payload.text, write.metadata),
   };
-  let embedding: UsageAmounts | undefined =
-    write.chunks.length > 0
-      ? { embeds: write.chunks.length, embedTokens: estimateEmbedTokens(write.chunks) }
-      : undefined;
+  let { embedding, extraction } = writeAiWork(deps.extractor, payload, write.chunks);
   let embeddingRefused = false;
-  let extraction: UsageAmounts | undefined = extractionWanted(deps.extractor, payload)
-    ? extractionCost(deps.extractor, payload.text)
-    : undefined;
   let extractionRefused: ExtractionRefusal | undefined;
   // Each retry leaves out at least one part, so this ends after three attempts at most.
   for (;;) {

@@ -15,7 +15,7 @@ import {
   listSavedSearches,
   savedSearchById,
 } from '../../db/queries/history.js';
-import { eventOutbox } from '../../db/queries/events.js';
+import type { EventOutbox } from '../../db/queries/events.js';
 import { memoryHeads } from '../../db/queries/links.js';
 import { latestSignalForRequest } from '../../db/queries/signals.js';
 import { ServiceError } from '../../errors.js';
@@ -111,6 +111,7 @@ export async function sendContextFeedback(
   db: Database,
   workspaceId: string,
   payload: ContextFeedbackPayload,
+  events: EventOutbox,
   pendingSignals?: BackgroundTasks,
 ): Promise<ContextFeedbackResponse> {
   // Learning signals are written in the background: a call's record must be there first.
@@ -139,7 +140,7 @@ export async function sendContextFeedback(
         );
       }
       // No vote to carry the event: the judgement of the memories is the change.
-      await eventOutbox.emit(tx, [
+      await events.emit(tx, [
         {
           kind: 'feedback',
           workspaceId,

@@ -22,7 +22,7 @@ import {
   reserveUsage,
   settleReservation,
 } from '../../db/queries/usage.js';
-import { ServiceError } from '../../errors.js';
+import { InvariantError, ServiceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import {
   type EffectivePlan,
@@ -60,7 +60,9 @@ const REQUEST_FIELDS: Record<UsageResource, keyof UsageAmounts> = {
 function amountOf(amounts: UsageAmounts, resource: UsageResource): number {
   const value = amounts[REQUEST_FIELDS[resource]] ?? 0;
   if (!Number.isFinite(value) || value < 0) {
-    throw new TypeError(`usage amount of ${resource} must be a finite number >= 0, got ${value}`);
+    throw new InvariantError(
+      `usage amount of ${resource} must be a finite number >= 0, got ${value}`,
+    );
   }
   return Math.ceil(value);
 }
