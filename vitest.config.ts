@@ -36,6 +36,7 @@ export default defineConfig({
           ],
           exclude: ['**/node_modules/**', 'server/test/cluster/**'],
           env: { MNEMO_TEST_DB: 'pglite' },
+          sequence: { groupOrder: 0 },
           ...timeouts,
         },
       },
@@ -47,6 +48,7 @@ export default defineConfig({
           exclude: ['**/node_modules/**', 'server/test/cluster/**'],
           env: { MNEMO_TEST_DB: 'postgres' },
           globalSetup: ['server/test/support/postgres-global-setup.ts'],
+          sequence: { groupOrder: 0 },
           ...timeouts,
         },
       },
@@ -59,6 +61,8 @@ export default defineConfig({
           include: ['server/test/cluster/**/*.test.ts'],
           // One cluster at a time: each file starts its own, and the machine runs only one well.
           fileParallelism: false,
+          // After the two store projects, alone: its time bounds (revocation, leases) are real.
+          sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 240_000,
         },
