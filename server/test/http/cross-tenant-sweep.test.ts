@@ -75,6 +75,14 @@ function restProbes(b: BData): Record<string, Probe[]> {
     'audit.getAuditLog': [{ expect: OWN }],
     'audit.getPruningMetrics': [{ expect: OWN }],
     'usage.getUsageToday': [{ expect: OWN }],
+    'usage.getUsageHistory': [{ expect: OWN }],
+    'usage.getMemoryBreakdown': [{ expect: OWN }],
+    // JSON Lines: the scan reads the whole stream for B's text and ids.
+    'ownerData.exportOwner': [
+      { query: { owner_id: B_OWNER }, expect: OWN },
+      { query: { all_owners: 'true' }, expect: OWN },
+      { query: { owner_id: B_OWNER, after: b1 }, expect: OWN },
+    ],
     'billing.getBillingStatus': [{ expect: OWN }],
     'connectors.getConnectorSettings': [{ expect: OWN }],
     'webhooks.listWebhookEndpoints': [{ expect: EMPTY_RESULTS }],
@@ -180,6 +188,16 @@ function restProbes(b: BData): Record<string, Probe[]> {
     ],
     'billing.createCheckout': [{ body: { plan: 'build' }, expect: ANY_ANSWER }],
     'billing.openBillingPortal': [{ expect: ANY_ANSWER }],
+    // Not an export file: refused, never a 5xx, nothing of B's in the answer.
+    'ownerData.importOwner': [
+      {
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: JSON.stringify({ type: 'memory', id: b1 }) + '\n',
+        expect: ANY_ANSWER,
+      },
+    ],
+    // Last: erases A's own owner of that name; B's data is checked intact afterwards.
+    'ownerData.eraseOwner': [{ body: { owner_id: B_OWNER }, expect: OWN }],
   };
 }
 
