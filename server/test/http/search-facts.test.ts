@@ -142,6 +142,26 @@ describeDb('search: one hit per fact, context to a budget, meaning-only matches'
     expect(viaMcp.citations).toHaveLength(small.body.citations.length);
   });
 
+  it.each(['musical instrument', 'music hobby'])(
+    'finds a meaning-only match in the default hybrid mode: %s',
+    async (query) => {
+      const results = await search({ user_id: 'lena', query });
+      expect(results[0]?.memory_id).toBe(ids.cello);
+      const { results: viaMcp } = await tool('search_memories', { user_id: 'lena', query });
+      expect(viaMcp?.[0]?.memory_id).toBe(ids.cello);
+    },
+  );
+
+  it('episode context lifts no unrelated memory above its documented ceiling', async () => {
+    // The three memories of Lena were written within minutes: one episode. "orchestra" matches
+    // the cello only; its neighbours share no word with it and stay below 0.45.
+    const results = await search({ user_id: 'lena', query: 'orchestra' });
+    expect(results[0]?.memory_id).toBe(ids.cello);
+    for (const hit of results.slice(1)) expect(hit.score).toBeLessThan(0.45);
+    const strict = await search({ user_id: 'lena', query: 'orchestra', min_score: 0.5 });
+    expect(strict.map((hit) => hit.memory_id)).toEqual([ids.cello]);
+  });
+
   it('refuses a budget outside its bounds with the error envelope', async () => {
     const res = await context({ user_id: 'pack', query: 'trip', max_tokens: 1 });
     expect(res.status).toBe(400);

@@ -318,7 +318,15 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     ...(episodes ? { episodes } : {}),
   });
 
-  const weights = fusionWeights(mode, queryEmbedding !== undefined, deps.embeddings.fusionWeight);
+  // A hybrid search whose keyword recall found nothing has only meaning to go on: it ranks as
+  // vector search does, so "musical instrument" finds "plays the cello" as vector mode would,
+  // instead of weighing its only evidence down to what a repeat of keyword recall is worth.
+  const meaningOnly = mode === 'hybrid' && queryEmbedding !== undefined && textHits.length === 0;
+  const weights = fusionWeights(
+    meaningOnly ? 'vector' : mode,
+    queryEmbedding !== undefined,
+    deps.embeddings.fusionWeight,
+  );
   const queryTerms = queryStems(payload.query);
   const lexical = lexicalEvidence(textHits, profile.recallLimit, queryTerms);
   const candidates = fuse(vectorHits, textHits, weights.vector).filter((candidate) => {
