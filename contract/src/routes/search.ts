@@ -1,6 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import {
+  ContextPayload,
   ContextResponse,
   FeedbackPayload,
   FeedbackResponse,
@@ -39,7 +40,7 @@ export const searchContract = c.router(
     getContext: {
       method: 'POST',
       path: '/context',
-      body: SearchPayload,
+      body: ContextPayload,
       responses: { 200: ContextResponse, 402: ErrorEnvelope },
       metadata: {
         ...TENANT,

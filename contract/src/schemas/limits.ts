@@ -18,6 +18,8 @@ export const LIMITS = {
   searchPageSize: { min: 1, max: 50 },
   /** Page size of the memory list. */
   listPageSize: { min: 1, max: 100 },
+  /** Token budget of a context call's text (an extension of the spec). */
+  contextTokens: { min: 50, max: 16_000 },
   /** Score floor of a search. */
   minScore: { min: 0, max: 1 },
   /** The request id a feedback names, in characters. */

@@ -111,11 +111,36 @@ export const SearchFields = OwnerFields.merge(ScopeFields).extend({
 export const SearchPayload = SearchFields.superRefine(checkOwnerAliases);
 export type SearchPayload = z.infer<typeof SearchPayload>;
 
+/** The fields of a context call: a search's, and the size of the prompt block it may fill. */
+export const ContextFields = SearchFields.extend({
+  /**
+   * Extension of the spec: the most the context text may hold, in tokens (about four characters
+   * each). The most relevant memories that fit are packed in, none twice. Default: about 2,000.
+   */
+  max_tokens: z
+    .number()
+    .int()
+    .min(LIMITS.contextTokens.min)
+    .max(LIMITS.contextTokens.max)
+    .optional(),
+});
+export const ContextPayload = ContextFields.superRefine(checkOwnerAliases);
+export type ContextPayload = z.infer<typeof ContextPayload>;
+
 export const SearchExplain = z.object({
   rrf_score: z.number(),
   match_sources: z.array(z.enum(['vector', 'text'])),
   vector_score: z.number().optional(),
   text_score: z.number().optional(),
+});
+
+/** Another member of a result's fact (its extraction parent or sibling) that also matched. */
+export const RelatedResult = z.object({
+  chunk_id: z.string(),
+  memory_id: z.string(),
+  chunk_index: z.number().int(),
+  text: z.string(),
+  score: z.number(),
 });
 
 export const SearchResultItem = z.object({
@@ -124,6 +149,12 @@ export const SearchResultItem = z.object({
   chunk_index: z.number().int(),
   text: z.string(),
   score: z.number(),
+  /**
+   * Extension of the spec: a memory and the memories extracted from it are one fact and one
+   * result (its best-scoring member); the other members that matched are listed here, best first.
+   * Absent when no other member matched.
+   */
+  related: z.array(RelatedResult).optional(),
   _explain: SearchExplain.optional(),
 });
 export type SearchResultItem = z.infer<typeof SearchResultItem>;

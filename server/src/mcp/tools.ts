@@ -24,6 +24,8 @@ import {
   SEARCH_MODES,
   SearchFields,
   SearchPayload,
+  ContextFields,
+  ContextPayload,
   SearchResponse,
   type FeedbackValue,
   type SearchResultItem,
@@ -130,6 +132,11 @@ const SEARCH = {
     recall: 'more candidates, keeps weak matches',
     precision: 'fewer, stronger matches; default min_score 0.3',
   })}.`,
+};
+
+const CONTEXT = {
+  ...SEARCH,
+  max_tokens: `Most tokens the context text may hold, ${between(LIMITS.contextTokens)} (default about 2,000); the most relevant memories that fit are packed in.`,
 };
 
 /** What each feedback value means, for the model choosing one. */
@@ -312,9 +319,9 @@ export const TOOLS: McpTool[] = [
       'memory_id. Takes the same arguments as search_memories. Returns a request_id to pass to send_feedback.',
     ].join(' '),
     annotations: READ_ONLY,
-    input: describeFields(SearchFields.shape, SEARCH),
+    input: describeFields(ContextFields.shape, CONTEXT),
     output: ContextResponse.extend({ request_id: z.string() }),
-    payload: SearchPayload,
+    payload: ContextPayload,
     async run({ operations, caller }, payload) {
       const { requestId } = caller;
       const context = await operations.getContext(caller, payload);

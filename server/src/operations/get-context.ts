@@ -1,10 +1,10 @@
-import { contract, type ContextResponse, type SearchPayload } from '@mnemo/contract';
+import { contract, type ContextResponse, type ContextPayload } from '@mnemo/contract';
 import { buildContext } from '../services/retrieval/context.js';
 import { searchPorts, type SearchContext } from './context.js';
 import { defineOperation } from './operation.js';
 
 /** POST /v1/context and the get_context tool. */
-export const getContext = defineOperation<SearchPayload, ContextResponse, SearchContext>(
+export const getContext = defineOperation<ContextPayload, ContextResponse, SearchContext>(
   'getContext',
   contract.search.getContext,
   async (ctx, { caller, input }) => ({

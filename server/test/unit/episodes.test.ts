@@ -14,6 +14,7 @@ const memory = (id: string) => ({
   feedbackScore: 0,
   pinned: false,
   sourceWeight: 1,
+  parentMemoryId: null,
   createdAt: new Date('2026-01-01T00:00:00Z'),
   effectiveAt: null,
   expiresAt: null,

@@ -25,6 +25,7 @@ const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): R
   feedbackScore: 0,
   pinned: false,
   sourceWeight: 1,
+  parentMemoryId: null,
   createdAt: new Date(),
   effectiveAt: null,
   expiresAt: null,

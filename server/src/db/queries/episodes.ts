@@ -70,7 +70,7 @@ export function episodeNeighboursQuery(
     ${memories.memoryType} as memory_type, ${memories.importance} as importance,
     ${memories.confidence} as confidence, ${memories.feedbackScore} as feedback_score,
     ${memories.pinned} as pinned, ${memories.sourceWeight} as source_weight,
-    ${memories.createdAt} as created_at, ${memories.effectiveAt} as effective_at,
+    ${memories.parentMemoryId} as parent_memory_id, ${memories.createdAt} as created_at, ${memories.effectiveAt} as effective_at,
     ${memories.expiresAt} as expires_at`;
   const side = (direction: 'before' | 'after') => {
     const comparison = direction === 'before' ? sql`<` : sql`>`;

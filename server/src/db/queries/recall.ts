@@ -43,6 +43,8 @@ export interface RecalledChunk {
   feedbackScore: number;
   pinned: boolean;
   sourceWeight: number;
+  /** The memory an extraction derived this one from (null: not an extracted child). */
+  parentMemoryId: string | null;
   createdAt: Date;
   effectiveAt: Date | null;
   /** When its time-bound wording stops being current truth (null: never); see RecallFilter.history. */
@@ -156,6 +158,7 @@ const recalledColumns = {
   feedbackScore: memories.feedbackScore,
   pinned: memories.pinned,
   sourceWeight: memories.sourceWeight,
+  parentMemoryId: memories.parentMemoryId,
   createdAt: memories.createdAt,
   effectiveAt: memories.effectiveAt,
   expiresAt: memories.expiresAt,
@@ -261,7 +264,7 @@ export function keywordRecallQuery(
   // A lateral subquery with `limit 1` is never flattened into a join, so each ranked chunk's
   // memory is read by its primary key, and only as far down the ranking as the limit needs.
   const live = sql`(select ${memories.memoryType}, ${memories.importance}, ${memories.confidence},
-        ${memories.feedbackScore}, ${memories.pinned}, ${memories.sourceWeight}, ${memories.createdAt},
+        ${memories.feedbackScore}, ${memories.pinned}, ${memories.sourceWeight}, ${memories.parentMemoryId}, ${memories.createdAt},
         ${memories.effectiveAt}, ${memories.expiresAt}
       from ${memories}
       where ${and(sql`${memories.id} = ranked.memory_id`, ...memoryFilterConditions(filter))}
@@ -319,7 +322,7 @@ export function keywordRecallQuery(
     )
     select ranked.id as chunk_id, ranked.memory_id, chunk.chunk_index, chunk.text, live.memory_type,
       live.importance, live.confidence, live.feedback_score, live.pinned, live.source_weight,
-      live.created_at, live.effective_at, live.expires_at, ranked.rank, ranked.coverage
+      live.parent_memory_id, live.created_at, live.effective_at, live.expires_at, ranked.rank, ranked.coverage
     from ranked cross join lateral ${live} as live cross join lateral ${chunk} as chunk
     order by ranked.rank desc, ranked.id
     limit ${limit}`;
@@ -350,6 +353,7 @@ export interface MemoryColumns extends Record<string, unknown> {
   feedback_score: number;
   pinned: boolean;
   source_weight: number;
+  parent_memory_id: string | null;
   created_at: string | Date;
   effective_at: string | Date | null;
   expires_at: string | Date | null;
@@ -442,6 +446,7 @@ export function recalled(
     feedbackScore: Number(row.feedback_score),
     pinned: row.pinned,
     sourceWeight: Number(row.source_weight),
+    parentMemoryId: row.parent_memory_id ?? null,
     createdAt: toDate(row.created_at),
     effectiveAt: row.effective_at === null ? null : toDate(row.effective_at),
     expiresAt: row.expires_at === null ? null : toDate(row.expires_at),

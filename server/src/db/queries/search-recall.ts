@@ -70,9 +70,9 @@ type Row = MemoryColumns & {
 };
 
 const MEMORY_COLUMNS = sql.raw(`memory_id, chunk_index, text, memory_type, importance, confidence,
-      feedback_score, pinned, source_weight, created_at, effective_at, expires_at`);
+      feedback_score, pinned, source_weight, parent_memory_id, created_at, effective_at, expires_at`);
 /** The columns from chunk_id to step of a row that is no chunk (the owner's size). */
-const NO_CHUNK = sql.raw(Array.from({ length: 17 }, () => 'null').join(', '));
+const NO_CHUNK = sql.raw(Array.from({ length: 18 }, () => 'null').join(', '));
 
 /**
  * How PostgreSQL plans a search's statement. `custom`: for each execution's values, on the main

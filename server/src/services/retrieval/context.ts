@@ -1,4 +1,4 @@
-import type { ContextResponse } from '@mnemo/contract';
+import { LIMITS, type ContextPayload, type ContextResponse } from '@mnemo/contract';
 import { pinnedFirstChunks } from '../../db/queries/pins.js';
 import { linkedFirstChunks } from '../../db/queries/signals.js';
 import { recallFilter, searchMemories, type SearchDeps, type SearchRequest } from './search.js';
@@ -8,6 +8,8 @@ import { wordCoverage, type Candidate } from './ranking.js';
 export const MAX_BLOCK_CHARS = 1200;
 /** Longest context_text: about 2,000 tokens, a comfortable share of any model's prompt. */
 export const MAX_CONTEXT_CHARS = 8000;
+/** Characters per token of a `max_tokens` budget (the estimate metering uses: estimateTokens). */
+const CHARS_PER_TOKEN = 4;
 /** Linked memories added after the hits, at most. */
 export const MAX_LINKED = 3;
 /** A linked memory joins the context only when it relates to the query at least this much. */
@@ -47,7 +49,7 @@ interface Block {
   memoryId: string;
   chunkIndex: number;
   text: string;
-  /** For linked memories: the block number of the hit they are linked to. */
+  /** For linked memories: the index in the block list of the hit they are linked to. */
   linkedTo?: number;
 }
 
@@ -83,8 +85,21 @@ const SECTION_HEADINGS: Record<Block['kind'], string> = {
  */
 export async function buildContext(
   deps: SearchDeps,
-  request: SearchRequest,
+  contextRequest: SearchRequest & { payload: ContextPayload },
 ): Promise<ContextResponse> {
+  const { max_tokens: maxTokens, ...searchPayload } = contextRequest.payload;
+  // A budget without a page size packs from the widest page: the budget, not the count, decides.
+  const packsWidest =
+    maxTokens !== undefined &&
+    searchPayload.page_size === undefined &&
+    searchPayload.top_k === undefined;
+  const request: SearchRequest = {
+    ...contextRequest,
+    payload: packsWidest
+      ? { ...searchPayload, page_size: LIMITS.searchPageSize.max }
+      : searchPayload,
+  };
+  const maxChars = maxTokens === undefined ? MAX_CONTEXT_CHARS : maxTokens * CHARS_PER_TOKEN;
   // Pins do not depend on the ranking: they are read beside the search, so context costs one
   // round trip more than its search (the links of its hits), not two.
   const pins = pinnedFirstChunks(deps.reader, recallFilter(request.workspaceId, request.payload));
@@ -100,6 +115,12 @@ export async function buildContext(
     ),
   ]);
   const pinnedIds = new Set(pinned.map((chunk) => chunk.memoryId));
+  // A hit stands for its whole fact (the memory and those extracted from it: see
+  // oneResultPerFact); no member of a fact is put in the prompt twice.
+  const factOf = new Map<string, string>();
+  for (const hit of outcome.hits)
+    for (const member of [hit, ...(hit.related ?? [])]) factOf.set(member.memoryId, hit.memoryId);
+  const pinnedFacts = new Set([...pinnedIds].map((id) => factOf.get(id) ?? id));
   const now = Date.now();
   const blocks: Block[] = [
     ...(outcome.page === 1 ? pinned : []).map((chunk) => ({
@@ -110,7 +131,7 @@ export async function buildContext(
       text: clip(chunk.text) + historyNote(chunk.expiresAtMs, chunk.memoryTimeMs, now),
     })),
     ...outcome.hits
-      .filter((hit) => !pinnedIds.has(hit.memoryId))
+      .filter((hit) => !pinnedFacts.has(hit.memoryId))
       .map((hit) => ({
         kind: 'hit' as const,
         chunkId: hit.chunkId,
@@ -121,7 +142,7 @@ export async function buildContext(
   ];
 
   const relevantLinked = linked
-    .filter((chunk) => !pinnedIds.has(chunk.memoryId))
+    .filter((chunk) => !pinnedIds.has(chunk.memoryId) && !factOf.has(chunk.memoryId))
     .map((chunk) => {
       const lexical = wordCoverage(outcome.queryTerms, chunk.text);
       const semantic =
@@ -143,7 +164,7 @@ export async function buildContext(
       memoryId: chunk.memoryId,
       chunkIndex: chunk.chunkIndex,
       text: clip(chunk.text) + historyNote(chunk.expiresAtMs, chunk.memoryTimeMs, now),
-      linkedTo: hitIndex + 1,
+      linkedTo: hitIndex,
     });
   }
 
@@ -151,18 +172,28 @@ export async function buildContext(
   const citations: ContextResponse['citations'] = [];
   let length = 0;
   let section: Block['kind'] | undefined;
-  for (const block of blocks) {
+  /** The citation number of each block put in, by its index in `blocks`. */
+  const numberOf = new Map<number, number>();
+  for (const [index, block] of blocks.entries()) {
     const i = citations.length + 1;
-    // The first heading is not counted against the budget (it was always there); later ones are.
+    const linkedTo = block.linkedTo === undefined ? undefined : numberOf.get(block.linkedTo);
+    // A linked memory is there for its hit: without the hit in the text it is left out too.
+    if (block.kind === 'linked' && linkedTo === undefined) continue;
+    // Without a budget the first heading is not counted against the limit (it was always there);
+    // later ones are, and every heading counts against a caller's budget.
     const header =
       section === undefined || block.kind === section ? [] : ['', SECTION_HEADINGS[block.kind]];
-    const line = `[${i}] ${block.text}${block.linkedTo ? ` (linked to [${block.linkedTo}])` : ''}`;
-    const added = [...header, line].join('\n').length + 1;
-    if (length + added > MAX_CONTEXT_CHARS) break;
+    const line = `[${i}] ${block.text}${linkedTo ? ` (linked to [${linkedTo}])` : ''}`;
+    const first = section === undefined && maxTokens !== undefined;
+    const added =
+      [...header, line].join('\n').length + 1 + (first ? SECTION_HEADINGS[block.kind].length : 0);
+    // A block that does not fit is left out; a shorter, less relevant one after it may still fit.
+    if (length + added > maxChars) continue;
     if (section === undefined) lines.push(SECTION_HEADINGS[block.kind]);
     lines.push(...header, line);
     section = block.kind;
     length += added;
+    numberOf.set(index, i);
     citations.push({
       i,
       chunk_id: block.chunkId,

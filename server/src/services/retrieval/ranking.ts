@@ -71,6 +71,8 @@ export interface Candidate extends Omit<RecalledChunk, 'score' | 'coverage'> {
   rerankScore?: number;
   /** Final score (0..1). */
   score: number;
+  /** Other members of its fact that matched (see oneResultPerFact), best first. */
+  related?: Candidate[];
 }
 
 /**
@@ -117,6 +119,7 @@ export function candidateOf(chunk: Omit<RecalledChunk, 'score' | 'coverage'>): C
     feedbackScore: chunk.feedbackScore,
     pinned: chunk.pinned,
     sourceWeight: chunk.sourceWeight,
+    parentMemoryId: chunk.parentMemoryId,
     createdAt: chunk.createdAt,
     effectiveAt: chunk.effectiveAt,
     expiresAt: chunk.expiresAt,

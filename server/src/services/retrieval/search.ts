@@ -199,14 +199,28 @@ function lexicalEvidence(
     byChunk.get(candidate.chunkId) ?? Math.min(ceiling, wordCoverage(queryTerms, candidate.text));
 }
 
-/** One result per memory: its best-scoring chunk. */
-function bestChunkPerMemory(candidates: Candidate[]): Candidate[] {
-  const seen = new Set<string>();
-  return candidates.filter((candidate) => {
-    if (seen.has(candidate.memoryId)) return false;
-    seen.add(candidate.memoryId);
-    return true;
-  });
+/**
+ * One result per fact: a memory and the memories extracted from it ("Jane moved to Berlin. Reach
+ * her at jane@example.com" and its two children) say the same thing, so they come back once, as
+ * their best-scoring member, with the other members that matched as `related` (each by its best
+ * chunk). `ranked` must be in score order.
+ */
+export function oneResultPerFact(ranked: Candidate[]): Candidate[] {
+  const byFact = new Map<string, Candidate>();
+  const seenMemories = new Set<string>();
+  const results: Candidate[] = [];
+  for (const candidate of ranked) {
+    if (seenMemories.has(candidate.memoryId)) continue;
+    seenMemories.add(candidate.memoryId);
+    const fact = candidate.parentMemoryId ?? candidate.memoryId;
+    const best = byFact.get(fact);
+    if (best) (best.related ??= []).push(candidate);
+    else {
+      byFact.set(fact, candidate);
+      results.push(candidate);
+    }
+  }
+  return results;
 }
 
 const round = (value: number) => Math.round(value * 10_000) / 10_000;
@@ -219,6 +233,14 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
     text: candidate.text,
     score: round(candidate.score),
   };
+  if (candidate.related)
+    item.related = candidate.related.map((member) => ({
+      chunk_id: member.chunkId,
+      memory_id: member.memoryId,
+      chunk_index: member.chunkIndex,
+      text: member.text,
+      score: round(member.score),
+    }));
   if (explain) {
     item._explain = {
       rrf_score: round(candidate.rrfScore),
@@ -238,7 +260,7 @@ function toResult(candidate: Candidate, explain: boolean): SearchResultItem {
 /**
  * Hybrid search: recall (vector and/or keyword, per `search_mode`) → fusion → relevance
  * (weighted recall scores + direct evidence) → optional rerank → episode context (hybrid) →
- * lifecycle and learning factors → min_score → one result per memory → page. Records the implicit learning signal in the background.
+ * lifecycle and learning factors → one result per fact → min_score → page. Records the implicit learning signal in the background.
  */
 /**
  * A search (or the search of a context call), metered: one read, and one embedding of the query
@@ -296,7 +318,15 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     ...(episodes ? { episodes } : {}),
   });
 
-  const weights = fusionWeights(mode, queryEmbedding !== undefined, deps.embeddings.fusionWeight);
+  // A hybrid search whose keyword recall found nothing has only meaning to go on: it ranks as
+  // vector search does, so "musical instrument" finds "plays the cello" as vector mode would,
+  // instead of weighing its only evidence down to what a repeat of keyword recall is worth.
+  const meaningOnly = mode === 'hybrid' && queryEmbedding !== undefined && textHits.length === 0;
+  const weights = fusionWeights(
+    meaningOnly ? 'vector' : mode,
+    queryEmbedding !== undefined,
+    deps.embeddings.fusionWeight,
+  );
   const queryTerms = queryStems(payload.query);
   const lexical = lexicalEvidence(textHits, profile.recallLimit, queryTerms);
   const candidates = fuse(vectorHits, textHits, weights.vector).filter((candidate) => {
@@ -318,7 +348,7 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     );
   }
   const minScore = payload.min_score ?? profile.defaultMinScore;
-  const ranked = bestChunkPerMemory(withContext.sort(byScore)).filter(
+  const ranked = oneResultPerFact(withContext.sort(byScore)).filter(
     (candidate) => candidate.score >= minScore,
   );
 
