@@ -31,7 +31,6 @@ import { mountWebhookRoutes } from './routes/webhooks.js';
 import { mountSearchRoutes } from './routes/search.js';
 import { mountUsageRoutes } from './routes/usage.js';
 import { mountBillingRoutes } from './routes/billing.js';
-import { jobSchedules } from './jobs/catalogue.js';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountApiKeyRoutes } from './routes/api-keys.js';
 import { mountAuditRoutes } from './routes/audit.js';
@@ -205,23 +204,7 @@ export function createApp(
     limits: deps.limits,
     logger: deps.logger,
   });
-  mountAdminRoutes(api, table, {
-    db,
-    plans: deps.plans,
-    logger: deps.logger,
-    billing: deps.billing,
-    sessions: deps.dashboard.sessions,
-    settings: {
-      nearThreshold: config.dedupe.nearThreshold,
-      jobBudgetMs: config.hygiene.budgetMs,
-      limitsEnabled: config.limits.enabled,
-    },
-    jobs: {
-      schedules: jobSchedules(config),
-      runner: config.databaseUrl ? 'pg-boss' : 'in-process',
-    },
-    guard: adminGuard,
-  });
+  mountAdminRoutes(api, table, operations, adminGuard);
   mountApiKeyRoutes(api, table, keyAdmin, adminGuard);
   app.use(api);
 

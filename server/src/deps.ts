@@ -8,6 +8,10 @@ import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limi
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
 import { eventOutbox } from './db/queries/events.js';
+import { runHygiene } from './jobs/hygiene.js';
+import { runRetention } from './jobs/retention.js';
+import { jobSchedules } from './jobs/catalogue.js';
+import { scheduledJobsReport } from './jobs/status.js';
 import { ApiKeyService } from './services/api-keys/index.js';
 import type { DrainState } from './services/health.js';
 import {
@@ -155,6 +159,7 @@ export async function createDeps(
       : undefined;
   const billing = createBillingService({ config: config.billing, db: database.db, plans, logger });
   const webhookSecrets = await SecretBox.open(database.writer, config.webhooks.encryptionKey);
+  const sessions = new DashboardSessions(database.db, config.dashboard.sessionTtlMs);
   const operations = createOperations(
     {
       reader: database.reader,
@@ -163,6 +168,25 @@ export async function createDeps(
       events: eventOutbox,
       plans,
       billing,
+      maintenance: {
+        hygiene: (options) =>
+          runHygiene(database.db, {
+            ...options,
+            nearThreshold: config.dedupe.nearThreshold,
+            budgetMs: config.hygiene.budgetMs,
+          }),
+        retention: (options) =>
+          runRetention(
+            { db: database.db, plans, logger },
+            { ...options, limitsEnabled: config.limits.enabled, budgetMs: config.hygiene.budgetMs },
+          ),
+        scheduledJobs: () =>
+          scheduledJobsReport(database.db, {
+            schedules: jobSchedules(config),
+            runner: config.databaseUrl ? 'pg-boss' : 'in-process',
+          }),
+        cleanupSessions: () => sessions.cleanup(),
+      },
       clock: systemClock,
       logger,
       embeddings,
@@ -196,7 +220,7 @@ export async function createDeps(
   const dashboard: DashboardDeps = {
     db: database.db,
     identity: new DashboardIdentity(database.db, config.dashboard),
-    sessions: new DashboardSessions(database.db, config.dashboard.sessionTtlMs),
+    sessions,
     apiKeys,
     usage: { db: database.db, plans, limitsEnabled: config.limits.enabled },
     counts: {

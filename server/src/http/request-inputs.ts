@@ -6,7 +6,7 @@ import {
 } from '@mnemo/contract';
 import { ServiceError } from '../errors.js';
 import type { Request } from 'express';
-import type { Caller } from '../operations/context.js';
+import type { Caller, OperatorCaller } from '../operations/context.js';
 import { requireAuth, type RequestAuth } from './auth.js';
 
 /** The parts of an HTTP request a caller is made of (ts-rest narrows its request's query type). */
@@ -72,6 +72,26 @@ function consistencyTokenOf(req: CarryingRequest): string | undefined {
     );
   }
   return token;
+}
+
+/** The caller of an operator operation, from a request the admin guard let through. */
+export function operatorCallerOf(req: CarryingRequest): OperatorCaller {
+  return {
+    door: 'rest',
+    workspaceId: null,
+    apiKeyId: null,
+    via: 'admin_token',
+    requestId: req.requestId,
+    origin: {
+      path: req.path.slice(0, MAX_PATH),
+      ip: req.ip ?? null,
+      userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
+      startedAt: req.startedAt,
+    },
+    audited: () => {
+      req.auditRecorded = true;
+    },
+  };
 }
 
 /** The audit fields of a request no operation recorded (refused before one ran, or none). */

@@ -1,3 +1,8 @@
+import type {
+  MemoryHygieneReport,
+  MemoryRetentionReport,
+  ScheduledJobsReport,
+} from '@mnemo/contract';
 import type { AppConfig } from '../config.js';
 import type { Reader, Writer } from '../db/client.js';
 import type { EventOutbox } from '../db/queries/events.js';
@@ -39,6 +44,8 @@ export interface OperationContext {
   plans: PlanService;
   /** Payments and entitlements. */
   billing: BillingService;
+  /** Operator maintenance (hygiene, retention, session cleanup). */
+  maintenance: Maintenance;
   clock: Clock;
   logger: Logger;
   embeddings: EmbeddingProvider;
@@ -124,6 +131,46 @@ export interface ReadRouting {
   writePosition(): Promise<string>;
   /** A read failed on `reader`: a replica that lost its connection is skipped. */
   noteFailure(reader: Reader, error: unknown): void;
+}
+
+/**
+ * An operator's call (admin token, checked by the door's guard): no workspace and no key. It is
+ * audited like any other call.
+ */
+export interface OperatorCaller {
+  door: 'rest';
+  workspaceId: null;
+  apiKeyId: null;
+  via: 'admin_token';
+  requestId: string;
+  /** Operator calls read and write on the primary: no consistency token either way. */
+  consistency?: undefined;
+  origin: Caller['origin'];
+  audited(): void;
+}
+
+/** Whoever may call an operation: a tenant (key, session, internal subrequest) or an operator. */
+export type AnyCaller = Caller | OperatorCaller;
+
+/**
+ * Operator maintenance that the scheduled jobs run too, handed to the operations by the composition
+ * root (the jobs sit above the operations).
+ */
+export interface Maintenance {
+  hygiene(options: {
+    dryRun: boolean;
+    limit: number;
+    workspaceId?: string;
+  }): Promise<MemoryHygieneReport>;
+  retention(options: {
+    dryRun: boolean;
+    limit: number;
+    workspaceId?: string;
+  }): Promise<MemoryRetentionReport>;
+  /** Every scheduled job's schedule with its last recorded run. */
+  scheduledJobs(): Promise<ScheduledJobsReport>;
+  /** Deletes expired dashboard sessions; how many. */
+  cleanupSessions(): Promise<number>;
 }
 
 /**

@@ -1,7 +1,17 @@
+import {
+  cleanupDashboardSessions,
+  getBillingHealth,
+  listScheduledJobs,
+  reconcileUsage,
+  reprocessWebhooks,
+  runMemoryHygiene,
+  runMemoryRetention,
+  setCancelAtPeriodEnd,
+} from './admin.js';
 import { getAuditLog, getPruningMetrics } from './audit.js';
 import { createCheckout, getBillingStatus } from './billing.js';
 import { getConnectorSettings, updateConnectorSettings } from './connectors.js';
-import type { OperationContext } from './context.js';
+import type { AnyCaller, OperationContext } from './context.js';
 import { deleteMemory } from './delete-memory.js';
 import { getContext } from './get-context.js';
 import { getMemory } from './get-memory.js';
@@ -29,7 +39,13 @@ import {
   replayWebhookDelivery,
 } from './webhooks.js';
 
-export type { Caller, CallerVia, OperationContext } from './context.js';
+export type {
+  Caller,
+  CallerVia,
+  Maintenance,
+  OperationContext,
+  OperatorCaller,
+} from './context.js';
 export type { GuardedOperation, PolicyMachinery } from './policy.js';
 
 /** Every operation a door can reach, by name. */
@@ -71,6 +87,14 @@ export const OPERATIONS = {
   getPruningMetrics,
   getConnectorSettings,
   updateConnectorSettings,
+  runMemoryHygiene,
+  runMemoryRetention,
+  reconcileUsage,
+  reprocessWebhooks,
+  listScheduledJobs,
+  getBillingHealth,
+  setCancelAtPeriodEnd,
+  cleanupDashboardSessions,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -78,9 +102,11 @@ type Definitions = typeof OPERATIONS;
 /** The operations as the doors call them: each through the policy wrapper. */
 export type Operations = {
   [K in keyof Definitions]: Definitions[K] extends {
-    run(ctx: never, call: { input: infer I }): Promise<{ output: infer O }>;
+    run(ctx: never, call: { caller: infer K; input: infer I }): Promise<{ output: infer O }>;
   }
-    ? GuardedOperation<I, O>
+    ? K extends AnyCaller
+      ? GuardedOperation<I, O, K>
+      : never
     : never;
 };
 
@@ -130,5 +156,13 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     getPruningMetrics: guard(getPruningMetrics, ctx, machinery),
     getConnectorSettings: guard(getConnectorSettings, ctx, machinery),
     updateConnectorSettings: guard(updateConnectorSettings, ctx, machinery, 'write'),
+    runMemoryHygiene: guard(runMemoryHygiene, ctx, machinery),
+    runMemoryRetention: guard(runMemoryRetention, ctx, machinery),
+    reconcileUsage: guard(reconcileUsage, ctx, machinery),
+    reprocessWebhooks: guard(reprocessWebhooks, ctx, machinery),
+    listScheduledJobs: guard(listScheduledJobs, ctx, machinery),
+    getBillingHealth: guard(getBillingHealth, ctx, machinery),
+    setCancelAtPeriodEnd: guard(setCancelAtPeriodEnd, ctx, machinery),
+    cleanupDashboardSessions: guard(cleanupDashboardSessions, ctx, machinery),
   };
 }

@@ -1,10 +1,10 @@
 import { routeMetadata, type RouteMetadata } from '@mnemo/contract';
 import type { AppRoute } from '@ts-rest/core';
-import type { AuditDraft, Caller, OperationContext } from './context.js';
+import type { AnyCaller, AuditDraft, Caller, OperationContext } from './context.js';
 
 /** One call of an operation: who calls, what with, and the audit record a write stores. */
-export interface OperationCall<I> {
-  caller: Caller;
+export interface OperationCall<I, K extends AnyCaller = Caller> {
+  caller: K;
   input: I;
   audit: AuditDraft;
 }
@@ -20,18 +20,23 @@ export interface OperationResult<O> {
  * data (`metadata`: auth, internal subrequests, AI cost, quota resources, audit, events); the
  * policy wrapper applies them, so the operation itself is only the work.
  */
-export interface Operation<I, O, C = OperationContext> {
+export interface Operation<I, O, C = OperationContext, K extends AnyCaller = Caller> {
   name: string;
   route: AppRoute;
   policies: RouteMetadata;
-  run(ctx: C, call: OperationCall<I>): Promise<OperationResult<O>>;
+  run(ctx: C, call: OperationCall<I, K>): Promise<OperationResult<O>>;
 }
 
 /** An operation over the part `C` of the context it uses. */
-export function defineOperation<I, O, C extends Partial<OperationContext>>(
+export function defineOperation<
+  I,
+  O,
+  C extends Partial<OperationContext>,
+  K extends AnyCaller = Caller,
+>(
   name: string,
   route: AppRoute,
-  run: (ctx: C, call: OperationCall<I>) => Promise<OperationResult<O>>,
-): Operation<I, O, C> {
+  run: (ctx: C, call: OperationCall<I, K>) => Promise<OperationResult<O>>,
+): Operation<I, O, C, K> {
   return { name, route, policies: routeMetadata(route), run };
 }

@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import { unavailableError } from '../db/faults.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
 import type { AiCostLimiter } from '../limits/ai-cost.js';
-import type { AuditDraft, Caller, ReadRouting } from './context.js';
+import type { AnyCaller, AuditDraft, Caller, ReadRouting } from './context.js';
 import { COST_ESTIMATORS, type CostPricing } from './cost.js';
 import type { Operation } from './operation.js';
 
@@ -25,7 +25,10 @@ export interface PolicyMachinery {
 export type ReplicaUse = 'read' | 'write' | 'primary';
 
 /** An operation with its policies applied: what a door calls. */
-export type GuardedOperation<I, O> = (caller: Caller, input: I) => Promise<O>;
+export type GuardedOperation<I, O, K extends AnyCaller = Caller> = (
+  caller: K,
+  input: I,
+) => Promise<O>;
 
 /** The status the REST door answers an operation's failure with (the error handler's mapping). */
 function statusOf(error: unknown): number {
@@ -41,12 +44,12 @@ function statusOf(error: unknown): number {
  * write's own transaction stores it, or the wrapper records it with the outcome. Nothing here
  * touches the database on the way in: a search costs no extra round trip.
  */
-export function guard<I, O, C>(
-  operation: Operation<I, O, C>,
+export function guard<I, O, C, K extends AnyCaller>(
+  operation: Operation<I, O, C, K>,
   ctx: C,
   machinery: PolicyMachinery,
   replicaUse: ReplicaUse = 'primary',
-): GuardedOperation<I, O> {
+): GuardedOperation<I, O, K> {
   const { reads } = machinery;
   const { policies, route } = operation;
   const estimate = policies.cost ? COST_ESTIMATORS[policies.cost] : undefined;
@@ -70,7 +73,12 @@ export function guard<I, O, C>(
       if (caller.via === 'internal' && policies.internalSubrequest !== true) {
         throw new ServiceError('UNAUTHORIZED', 'Internal subrequests are not accepted here');
       }
-      if (estimate && machinery.aiCost) {
+      // An operator operation runs for the admin token only, a tenant one never for it.
+      if ((caller.via === 'admin_token') !== (policies.auth === 'admin_token')) {
+        throw new ServiceError('UNAUTHORIZED', 'This operation does not take these credentials');
+      }
+      // Costs are charged to a workspace: operator operations carry no cost kind.
+      if (estimate && machinery.aiCost && caller.workspaceId !== null) {
         const cost = estimate(input, machinery.pricing);
         await machinery.aiCost.charge(caller.workspaceId, cost, caller.requestId);
       }

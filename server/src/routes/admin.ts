@@ -1,34 +1,23 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import type { Database } from '../db/client.js';
 import { mountContract } from '../http/mount.js';
+import { operatorCallerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import type { JobSchedule } from '../jobs/catalogue.js';
-import { runHygiene } from '../jobs/hygiene.js';
-import { scheduledJobsReport } from '../jobs/status.js';
-import { runRetention } from '../jobs/retention.js';
-import type { Logger } from '../logger.js';
-import type { BillingService } from '../services/billing.js';
-import type { PlanService } from '../services/plans.js';
-import type { DashboardSessions } from '../services/dashboard/sessions.js';
-import { reconcileUsage } from '../services/usage/index.js';
+import type { Operations } from '../operations/index.js';
 
-/** What the operator routes run. */
-export interface AdminRouteDeps {
-  db: Database;
-  plans: PlanService;
-  logger: Logger;
-  billing: BillingService;
-  /** Dashboard sessions, whose expired rows an operator may clean up. */
-  sessions: DashboardSessions;
-  /** `jobBudgetMs`: the wall-clock budget of one hygiene or retention run. */
-  settings: { nearThreshold: number; limitsEnabled: boolean; jobBudgetMs: number };
-  /** The scheduled jobs and which runner runs them (GET /v1/admin/jobs). */
-  jobs: { schedules: JobSchedule[]; runner: 'pg-boss' | 'in-process' };
-  /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
-  guard: RequestHandler;
-}
+/** The operations behind the operator routes. */
+export type AdminOperations = Pick<
+  Operations,
+  | 'runMemoryHygiene'
+  | 'runMemoryRetention'
+  | 'reconcileUsage'
+  | 'reprocessWebhooks'
+  | 'getBillingHealth'
+  | 'setCancelAtPeriodEnd'
+  | 'listScheduledJobs'
+  | 'cleanupDashboardSessions'
+>;
 
 const s = initServer();
 
@@ -39,44 +28,42 @@ const s = initServer();
 export function mountAdminRoutes(
   target: IRouter,
   table: RouteTable,
-  { db, plans, logger, billing, sessions, settings, jobs, guard }: AdminRouteDeps,
+  operations: AdminOperations,
+  /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
+  guard: RequestHandler,
 ): void {
-  const retention = { db, plans, logger };
   const implementation = s.router(contract.admin, {
-    runMemoryHygiene: async ({ query }) => ({
+    runMemoryHygiene: async ({ req, query }) => ({
       status: 200,
-      body: await runHygiene(db, {
-        dryRun: query.dry_run,
-        limit: query.limit,
-        ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
-        nearThreshold: settings.nearThreshold,
-        budgetMs: settings.jobBudgetMs,
-      }),
+      body: await operations.runMemoryHygiene(operatorCallerOf(req), query),
     }),
-    runMemoryRetention: async ({ query }) => ({
+    runMemoryRetention: async ({ req, query }) => ({
       status: 200,
-      body: await runRetention(retention, {
-        dryRun: query.dry_run,
-        limit: query.limit,
-        ...(query.workspace_id ? { workspaceId: query.workspace_id } : {}),
-        limitsEnabled: settings.limitsEnabled,
-        budgetMs: settings.jobBudgetMs,
-      }),
+      body: await operations.runMemoryRetention(operatorCallerOf(req), query),
     }),
-    reconcileUsage: async () => ({ status: 200, body: await reconcileUsage(db) }),
-    reprocessWebhooks: async ({ query }) => ({
+    reconcileUsage: async ({ req }) => ({
       status: 200,
-      body: await billing.reprocess({ limit: query.limit, force: true }),
+      body: await operations.reconcileUsage(operatorCallerOf(req), undefined),
     }),
-    getBillingHealth: async () => ({ status: 200, body: await billing.health() }),
-    setCancelAtPeriodEnd: async ({ body }) => ({
+    reprocessWebhooks: async ({ req, query }) => ({
       status: 200,
-      body: await billing.setCancelAtPeriodEnd(body.workspace_id, body.cancel_at_period_end),
+      body: await operations.reprocessWebhooks(operatorCallerOf(req), query),
     }),
-    listScheduledJobs: async () => ({ status: 200, body: await scheduledJobsReport(db, jobs) }),
-    cleanupDashboardSessions: async () => ({
+    listScheduledJobs: async ({ req }) => ({
       status: 200,
-      body: { deleted: await sessions.cleanup() },
+      body: await operations.listScheduledJobs(operatorCallerOf(req), undefined),
+    }),
+    getBillingHealth: async ({ req }) => ({
+      status: 200,
+      body: await operations.getBillingHealth(operatorCallerOf(req), undefined),
+    }),
+    setCancelAtPeriodEnd: async ({ req, body }) => ({
+      status: 200,
+      body: await operations.setCancelAtPeriodEnd(operatorCallerOf(req), body),
+    }),
+    cleanupDashboardSessions: async ({ req }) => ({
+      status: 200,
+      body: await operations.cleanupDashboardSessions(operatorCallerOf(req), undefined),
     }),
   });
   mountContract(target, table, contract.admin, implementation, [guard]);
