@@ -147,6 +147,8 @@ export interface PgBossRunnerOptions {
   databaseUrl: string;
   /** Connections of pg-boss's own pool. */
   poolMax: number;
+  /** The first retry's delay, doubling after each (default 30 s; tests shorten it). */
+  retryDelaySeconds?: number;
 }
 
 /**
@@ -162,7 +164,7 @@ export function pgBossRunner(
   db: Database,
   logger: Logger,
   specs: ScheduledJobSpec[],
-  { databaseUrl, poolMax }: PgBossRunnerOptions,
+  { databaseUrl, poolMax, retryDelaySeconds = JOB_RETRY_DELAY_SECONDS }: PgBossRunnerOptions,
 ): JobRunner {
   const boss = new PgBoss({
     connectionString: databaseUrl,
@@ -214,7 +216,7 @@ export function pgBossRunner(
           await boss.createQueue(queue, {
             name: queue,
             retryLimit: JOB_RETRY_LIMIT,
-            retryDelay: JOB_RETRY_DELAY_SECONDS,
+            retryDelay: retryDelaySeconds,
             retryBackoff: true,
             expireInSeconds: JOB_EXPIRE_SECONDS,
           });

@@ -143,7 +143,10 @@ export class ApiKeyService {
    */
   async shareRevocations(channel: RevocationChannel): Promise<void> {
     this.revocations = channel;
-    await channel.subscribe((apiKeyId) => this.forgetHere(apiKeyId));
+    await channel.subscribe(
+      (apiKeyId) => this.forgetHere(apiKeyId),
+      () => this.forgetAllHere(),
+    );
   }
 
   /**
@@ -161,6 +164,12 @@ export class ApiKeyService {
     for (const [hash, entry] of this.verified) {
       if (entry.auth.apiKeyId === apiKeyId) this.verified.delete(hash);
     }
+  }
+
+  /** Revocations may have been missed: no verified key is trusted from memory any more. */
+  private forgetAllHere(): void {
+    this.revocationsHeard += 1;
+    this.verified.clear();
   }
 
   /** Readiness: the salt the keys are hashed with can still be read. */

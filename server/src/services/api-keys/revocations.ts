@@ -4,13 +4,17 @@ import { Redis } from 'ioredis';
  * Tells every instance that an API key was revoked, so each drops it from its verified-key cache
  * at once instead of trusting it until the cache entry expires (AUTH_CACHE_TTL_MS). On Redis
  * (`REDIS_URL`): a pub/sub channel. A message lost while an instance was disconnected from Redis
- * leaves that instance on the cache bound; see docs/scaling.md.
+ * is covered by dropping that instance's whole cache once its subscription is back; see
+ * docs/scaling.md.
  */
 export interface RevocationChannel {
   /** Announces a revoked key to every instance (this one included). */
   publish(apiKeyId: string): Promise<void>;
-  /** `forget` is called with every key id any instance revokes. */
-  subscribe(forget: (apiKeyId: string) => void): Promise<void>;
+  /**
+   * `forget` is called with every key id any instance revokes; `forgetAll` when revocations may
+   * have been missed (the subscription was lost and is back).
+   */
+  subscribe(forget: (apiKeyId: string) => void, forgetAll: () => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,13 +36,18 @@ export function redisRevocations(
   redisUrl: string,
   {
     channel = 'mnemo:api-key-revoked',
+    connectionName = 'mnemo-revocations',
     onError,
-  }: { channel?: string; onError?: (err: unknown) => void } = {},
+  }: { channel?: string; connectionName?: string; onError?: (err: unknown) => void } = {},
 ): RevocationChannel {
   const publisher = new Redis(redisUrl, { ...CONNECTION, enableOfflineQueue: false });
   // The subscription waits for Redis however long it is down, and is renewed after every
   // reconnect (ioredis' autoResubscribe).
-  const subscriber = new Redis(redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: null });
+  const subscriber = new Redis(redisUrl, {
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: null,
+    connectionName,
+  });
   // Failures are reported by the callers (publish) or ridden out (the subscription reconnects).
   publisher.on('error', () => {});
   subscriber.on('error', () => {});
@@ -46,9 +55,18 @@ export function redisRevocations(
     async publish(apiKeyId) {
       await publisher.publish(channel, apiKeyId);
     },
-    async subscribe(forget) {
+    async subscribe(forget, forgetAll) {
       subscriber.on('message', (from: string, message: string) => {
         if (from === channel) forget(message);
+      });
+      // Every (re)connection: messages published while the connection was down are lost, so
+      // once the subscription is live again (this SUBSCRIBE is answered after ioredis' own
+      // resubscription) nothing cached before it is trusted.
+      subscriber.on('ready', () => {
+        subscriber
+          .subscribe(channel)
+          .then(() => forgetAll())
+          .catch(() => {});
       });
       const subscribed = subscriber.subscribe(channel).catch((err: unknown) => onError?.(err));
       await publisher.connect().catch((err: unknown) => onError?.(err));

@@ -131,9 +131,19 @@ export class BlockMeter {
     private readonly logger?: Logger,
   ) {}
 
-  /** `plan` names the plan in a refusal's message. */
-  async reserve(workspaceId: string, items: MeteredItem[], plan: string): Promise<Holding> {
+  /**
+   * `plan` names the plan in a refusal's message. `exact` reserves and settles this request on
+   * its own: a block's consumption reaches the counters only when the block settles, so a
+   * process killed before then leaves it uncounted (its reservation expires and is refunded).
+   */
+  async reserve(
+    workspaceId: string,
+    items: MeteredItem[],
+    plan: string,
+    { exact = false }: { exact?: boolean } = {},
+  ): Promise<Holding> {
     const key = blockKey(workspaceId, items);
+    if (exact) return this.exact(key, workspaceId, items, plan);
     const block = this.blocks.get(key);
     if (block && fits(block, items)) return this.take(block, items);
     if (block) this.close(block);

@@ -181,10 +181,13 @@ export function createMeteredQuota({
         throw error;
       }
       if (plan.state === 'lapsed') throw noPlanInForce(plan);
+      // Writes are settled before they are acknowledged, so an instance killed mid-run leaves
+      // none of its acknowledged writes uncounted; reads keep the cheaper block metering.
       const holding = await meter.reserve(
         request.workspaceId,
         meteredItems(request, plan),
         plan.displayPlan,
+        { exact: isMutation(request) },
       );
       return {
         commit: (actual) => holding.commit(actual ? actualAmounts(actual) : undefined),
