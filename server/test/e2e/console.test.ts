@@ -1,9 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Webhook } from 'standardwebhooks';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNTHROTTLED } from '../support/app.js';
@@ -73,6 +76,10 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
     let context: BrowserContext;
     let page: Page;
     let key = '';
+    /** A webhook receiver on loopback: what the server delivered, in order. */
+    let receiver: Server;
+    let hookUrl = '';
+    const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
 
     const shot = (name: string) =>
       page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -101,10 +108,26 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
         cwd: WEB,
         stdio: 'pipe',
       });
+      receiver = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+          res.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/mnemo-hook`;
       dataDir = await mkdtemp(join(tmpdir(), 'mnemo-console-'));
       // A loaded machine (two cores, other suites) can take a while to transform and migrate.
       server = await startServer(
-        { ...UNTHROTTLED, MNEMO_DATA_DIR: dataDir },
+        {
+          ...UNTHROTTLED,
+          MNEMO_DATA_DIR: dataDir,
+          // The receiver is on loopback, which endpoint validation refuses unless allowed.
+          MNEMO_WEBHOOKS_ALLOW_PRIVATE: 'true',
+          MNEMO_WEBHOOKS_DISPATCH_INTERVAL_MS: '200',
+        },
         { timeoutMs: 90_000 },
       );
       browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -115,6 +138,7 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
 
     afterAll(async () => {
       await browser?.close();
+      receiver?.close();
       if (server) await stop(server.child);
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
@@ -227,7 +251,16 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
       const status = page.getByTestId('page-status');
       await expect.poll(() => status.textContent()).toBe(`1–20 of ${SEEDED}`);
       // The picked owner's data: export and erase (docs/export.md) sit above the list.
-      await page.getByRole('link', { name: 'Export priya' }).waitFor();
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: 'Export priya' }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe('user-priya.jsonl');
+      const exported = (await readFile(await download.path(), 'utf8')).trim().split('\n');
+      // JSON Lines, with every memory of the owner in it (the session cookie went along).
+      expect(exported.every((line) => typeof JSON.parse(line) === 'object')).toBe(true);
+      expect(exported.join('\n')).toContain('Priya prefers window seats on long flights');
+      expect(exported.length).toBeGreaterThanOrEqual(SEEDED);
       await page.getByRole('button', { name: 'Next →' }).click();
       await expect.poll(() => status.textContent()).toBe(`21–40 of ${SEEDED}`);
       await page.getByRole('button', { name: 'Next →' }).click();
@@ -286,6 +319,49 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
       await page.locator('.memory-text', { hasText: 'learning Portuguese' }).waitFor();
     });
 
+    it('adds a webhook endpoint, shows its secret once, logs a delivery and replays it', async () => {
+      await go('webhooks', 'Webhooks');
+      await page.getByText('No endpoints yet').waitFor();
+      await page.getByLabel('Endpoint URL').fill(hookUrl);
+      await page.getByLabel('Description').fill('E2E receiver');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secret = (await page.getByTestId('webhook-secret').textContent())?.trim() ?? '';
+      expect(secret).toMatch(/^whsec_/);
+      await page.getByRole('cell', { name: hookUrl }).waitFor();
+      await shot('09-webhooks-secret');
+      // Shown once: gone when dismissed, and not in the endpoint listing.
+      await page.getByRole('button', { name: 'Done' }).click();
+      expect(await page.getByTestId('webhook-secret').count()).toBe(0);
+      expect(await (await api('/v1/webhooks/endpoints')).text()).not.toContain(secret);
+
+      const write = await api('/v1/memories', {
+        method: 'POST',
+        body: JSON.stringify({ text: 'Sam takes the early train', user_id: 'sam', extract: false }),
+      });
+      expect(write.status).toBe(200);
+      await expect.poll(() => received.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
+      const first = received[0]!;
+      expect(JSON.parse(first.body)).toMatchObject({ type: 'memory.created' });
+      // Signed with the secret the console showed (Standard Webhooks).
+      const headers = Object.fromEntries(
+        Object.entries(first.headers).map(([name, value]) => [name, String(value)]),
+      );
+      expect(() => new Webhook(secret).verify(first.body, headers)).not.toThrow();
+
+      await page.getByRole('button', { name: 'Deliveries' }).click();
+      const row = page.locator('tr', { hasText: 'memory.created' });
+      await row.getByText('succeeded').waitFor();
+      await shot('10-webhooks-deliveries');
+      await row.getByRole('button', { name: 'Replay' }).click();
+      // The same event again, under the same id, for the receiver to dedupe.
+      await expect.poll(() => received.length, { timeout: 15_000 }).toBe(2);
+      expect(received[1]!.headers['webhook-id']).toBe(first.headers['webhook-id']);
+      // Requeued (attempts start over), then delivered again.
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await row.getByText('succeeded').waitFor();
+      expect(await row.locator('td').nth(4).textContent()).toBe('204');
+    }, 60_000);
+
     it('fits a 390 px phone on every page, the navigation behind a menu button', async () => {
       await page.setViewportSize(PHONE);
       const pages: Array<[string, string | RegExp]> = [
@@ -295,6 +371,7 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
         ['search', 'Search playground'],
         ['keys', 'API keys'],
         ['workspaces', 'Workspaces'],
+        ['webhooks', 'Webhooks'],
       ];
       for (const [hash, heading] of pages) {
         await go(hash, heading);
@@ -302,6 +379,10 @@ describe.runIf(testBackend() === 'pglite' && haveChromium)(
           await page.getByRole('img', { name: /Requests per day/ }).waitFor();
         if (hash === 'usage') await page.getByRole('img', { name: /Writes per day/ }).waitFor();
         if (hash === 'memories') await page.getByTestId('page-status').waitFor();
+        if (hash === 'webhooks') {
+          await page.getByRole('button', { name: 'Deliveries' }).click();
+          await page.locator('tr', { hasText: 'memory.created' }).waitFor();
+        }
         await shot(`mobile-${hash}`);
         expect(await fitsWidth(), `${hash} overflows 390 px`).toBe(true);
       }

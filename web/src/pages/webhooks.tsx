@@ -22,6 +22,7 @@ export function Webhooks() {
   const [description, setDescription] = useState('');
   const [types, setTypes] = useState<WebhookEventType[]>([]);
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
+  const [copied, setCopied] = useState(false);
   const [selected, setSelected] = useState<WebhookEndpoint | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -47,6 +48,7 @@ export function Webhooks() {
     });
     if (res.status !== 201) return setError(errorMessage(res));
     setSecret({ url: res.body.endpoint.url, secret: res.body.secret });
+    setCopied(false);
     setUrl('');
     setDescription('');
     setTypes([]);
@@ -74,6 +76,17 @@ export function Webhooks() {
     const res = await api.webhooks.rotateWebhookSecret({ params: { id: endpoint.id } });
     if (res.status !== 200) return setError(errorMessage(res));
     setSecret({ url: endpoint.url, secret: res.body.secret });
+    setCopied(false);
+  };
+
+  const copySecret = async () => {
+    if (!secret) return;
+    try {
+      await navigator.clipboard.writeText(secret.secret);
+      setCopied(true);
+    } catch {
+      setError('Copy failed: select the secret and copy it by hand.');
+    }
   };
 
   const remove = async (endpoint: WebhookEndpoint) => {
@@ -94,26 +107,28 @@ export function Webhooks() {
         signature.
       </p>
       <form class="card" onSubmit={create} aria-label="Add an endpoint">
-        <Field label="Endpoint URL" hint="http or https; must reach a public address">
-          <input
-            name="webhook_url"
-            type="url"
-            required
-            maxLength={2048}
-            placeholder="https://example.com/mnemo-hook"
-            value={url}
-            onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
-          />
-        </Field>
-        <Field label="Description" hint="Optional: what this endpoint is for">
-          <input
-            name="webhook_description"
-            maxLength={500}
-            value={description}
-            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
-          />
-        </Field>
-        <fieldset>
+        <div class="form-row webhook-fields">
+          <Field label="Endpoint URL" hint="http or https; must reach a public address">
+            <input
+              name="webhook_url"
+              type="url"
+              required
+              maxLength={2048}
+              placeholder="https://example.com/mnemo-hook"
+              value={url}
+              onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
+            />
+          </Field>
+          <Field label="Description" hint="Optional: what this endpoint is for">
+            <input
+              name="webhook_description"
+              maxLength={500}
+              value={description}
+              onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+            />
+          </Field>
+        </div>
+        <fieldset class="event-types">
           <legend>Events (none ticked: all of them)</legend>
           {WEBHOOK_EVENT_TYPES.map((type) => (
             <label key={type} class="check">
@@ -137,6 +152,9 @@ export function Webhooks() {
           </p>
           <div class="copy-row">
             <code data-testid="webhook-secret">{secret.secret}</code>
+            <button type="button" onClick={() => void copySecret()}>
+              {copied ? 'Copied' : 'Copy secret'}
+            </button>
             <button type="button" class="secondary" onClick={() => setSecret(null)}>
               Done
             </button>
@@ -147,7 +165,7 @@ export function Webhooks() {
       {loaded && endpoints.length === 0 ? (
         <p class="muted">No endpoints yet: add one above to start receiving events.</p>
       ) : (
-        <table>
+        <table class="rows-on-phone">
           <caption class="sr-only">Webhook endpoints of this workspace</caption>
           <thead>
             <tr>
@@ -162,35 +180,39 @@ export function Webhooks() {
           <tbody>
             {endpoints.map((endpoint) => (
               <tr key={endpoint.id}>
-                <td>
-                  <code>{endpoint.url}</code>
-                  {endpoint.description ? <div class="muted">{endpoint.description}</div> : null}
+                <td class="endpoint-url" data-label="URL">
+                  <div>
+                    <code>{endpoint.url}</code>
+                    {endpoint.description ? <div class="muted">{endpoint.description}</div> : null}
+                  </div>
                 </td>
-                <td>{eventsLabel(endpoint.event_types)}</td>
-                <td>
+                <td data-label="Events">{eventsLabel(endpoint.event_types)}</td>
+                <td data-label="Status">
                   {endpoint.enabled ? (
                     <span class="badge ok">Active</span>
                   ) : (
                     <span class="badge revoked">Paused</span>
                   )}
                 </td>
-                <td class="actions">
-                  <button type="button" class="secondary" onClick={() => setSelected(endpoint)}>
-                    Deliveries
-                  </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() => void setEnabled(endpoint, !endpoint.enabled)}
-                  >
-                    {endpoint.enabled ? 'Pause' : 'Resume'}
-                  </button>
-                  <button type="button" class="secondary" onClick={() => void rotate(endpoint)}>
-                    Rotate secret
-                  </button>
-                  <button type="button" class="danger" onClick={() => void remove(endpoint)}>
-                    Delete
-                  </button>
+                <td>
+                  <div class="actions wrap">
+                    <button type="button" class="secondary" onClick={() => setSelected(endpoint)}>
+                      Deliveries
+                    </button>
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => void setEnabled(endpoint, !endpoint.enabled)}
+                    >
+                      {endpoint.enabled ? 'Pause' : 'Resume'}
+                    </button>
+                    <button type="button" class="secondary" onClick={() => void rotate(endpoint)}>
+                      Rotate secret
+                    </button>
+                    <button type="button" class="danger" onClick={() => void remove(endpoint)}>
+                      Delete
+                    </button>
+                  </div>
                 </td>
               </tr>
             ))}
@@ -228,13 +250,20 @@ function Deliveries({ endpoint }: { endpoint: WebhookEndpoint }) {
 
   return (
     <div class="card">
-      <h2>Deliveries to {endpoint.url}</h2>
+      <div class="detail-head">
+        <h2 class="endpoint-url">
+          Deliveries to <code>{endpoint.url}</code>
+        </h2>
+        <button type="button" class="secondary" onClick={() => void load()}>
+          Refresh
+        </button>
+      </div>
       <ErrorNote message={error} />
       {data && data.results.length === 0 ? (
         <p class="muted">Nothing delivered yet: events appear here a moment after they happen.</p>
       ) : null}
       {data && data.results.length > 0 ? (
-        <table>
+        <table class="rows-on-phone">
           <caption class="sr-only">Delivery log, newest first</caption>
           <thead>
             <tr>
@@ -252,16 +281,18 @@ function Deliveries({ endpoint }: { endpoint: WebhookEndpoint }) {
           <tbody>
             {data.results.map((delivery) => (
               <tr key={delivery.id}>
-                <td>{formatTime(delivery.created_at)}</td>
-                <td>{delivery.event_type}</td>
-                <td>
+                <td data-label="Time">{formatTime(delivery.created_at)}</td>
+                <td data-label="Event">{delivery.event_type}</td>
+                <td data-label="Status">
                   <span class={`badge ${delivery.status === 'failed' ? 'revoked' : 'ok'}`}>
                     {delivery.status}
                   </span>
                 </td>
-                <td>{delivery.attempts}</td>
-                <td>{delivery.response_status ?? delivery.last_error ?? '—'}</td>
-                <td>{formatTime(delivery.next_attempt_at)}</td>
+                <td data-label="Attempts">{delivery.attempts}</td>
+                <td data-label="Response">
+                  {delivery.response_status ?? delivery.last_error ?? '—'}
+                </td>
+                <td data-label="Next attempt">{formatTime(delivery.next_attempt_at)}</td>
                 <td>
                   {delivery.status === 'succeeded' || delivery.status === 'failed' ? (
                     <button type="button" class="secondary" onClick={() => void replay(delivery)}>
