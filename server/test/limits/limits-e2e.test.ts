@@ -291,7 +291,8 @@ describeDb('request limits end to end', () => {
     // Elsewhere an unreachable limit store lets requests through.
     t = await createTestApp(down);
     expect((await write(t, 'a'.repeat(40))).status).toBe(200);
-  });
+    // Two apps, each waiting out an unreachable Redis: ~16 s alone, more on a busy machine.
+  }, 90_000);
 
   it('MNEMO_LIMITS=off: no rate headers, no caps', async () => {
     t = await createTestApp({ MNEMO_LIMITS: 'off', MNEMO_KEY_RATE_LIMIT_PER_MINUTE: '1' });
