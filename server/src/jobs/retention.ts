@@ -8,7 +8,6 @@ import {
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PlanService } from '../services/plans.js';
-import { everyInterval, type ScheduledJob } from './interval.js';
 import { JobPace } from './pacing.js';
 
 const DAY_MS = 86_400_000;
@@ -152,40 +151,4 @@ export async function runRetention(
     );
   }
   return report;
-}
-
-/**
- * Runs {@link runRetention} over every workspace every `intervalMs` (0, or limits off: never),
- * in batches of `limit` until nothing past retention is left (at most
- * {@link MAX_SCHEDULED_BATCHES} batches and `budgetMs` in all; the rest waits for the next run).
- */
-export function scheduleRetention(
-  deps: RetentionDeps & { logger: Logger },
-  {
-    intervalMs,
-    limit,
-    limitsEnabled,
-    budgetMs = 0,
-  }: { intervalMs: number; limit: number; limitsEnabled: boolean; budgetMs?: number },
-): ScheduledJob {
-  return everyInterval(
-    'memory retention',
-    limitsEnabled ? intervalMs : 0,
-    deps.logger,
-    async () => {
-      // Batch after batch until the backlog is drained (bounded: a run never goes on for ever).
-      const deadline = performance.now() + budgetMs;
-      for (let batch = 0; batch < MAX_SCHEDULED_BATCHES; batch += 1) {
-        const left = budgetMs > 0 ? Math.floor(deadline - performance.now()) : 0;
-        if (budgetMs > 0 && left <= 0) break;
-        const report = await runRetention(deps, {
-          dryRun: false,
-          limit,
-          limitsEnabled,
-          budgetMs: left,
-        });
-        if (!report.has_more || report.archived === 0) break;
-      }
-    },
-  );
 }
