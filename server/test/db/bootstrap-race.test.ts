@@ -13,6 +13,8 @@ import {
 
 /** Bootstraps as many at once as instances started together would, each on its own pool. */
 const RACERS = 8;
+/** Simultaneous starts on an empty database, each of which must leave exactly one workspace. */
+const TRIALS = 30;
 
 describeDb('bootstrap raced by instances started together', () => {
   let empty: EmptyPostgresDatabase | undefined;
@@ -42,6 +44,23 @@ describeDb('bootstrap raced by instances started together', () => {
       handles.map((handle, i) => ensureBootstrapWorkspace(handle.db, services[i]!, config)),
     );
   };
+
+  it.skipIf(testBackend() === 'pglite')(
+    `leaves one workspace and one minted key in each of ${TRIALS} simultaneous starts`,
+    async () => {
+      const duplicates: number[] = [];
+      for (let trial = 0; trial < TRIALS; trial++) {
+        await handles[0]!.db.execute(sql`truncate workspaces cascade`);
+        const results = await race({});
+        const workspaces = new Set(results.map((result) => result.workspaceId)).size;
+        const minted = results.filter((result) => result.mintedKey).length;
+        if (workspaces !== 1 || minted !== 1) duplicates.push(trial);
+      }
+      expect(duplicates, 'trials with more than one workspace or key').toEqual([]);
+      await handles[0]!.db.execute(sql`truncate workspaces cascade`);
+    },
+    120_000,
+  );
 
   it.skipIf(testBackend() === 'pglite')(
     'creates one workspace and mints one key; then registers a configured key once',
