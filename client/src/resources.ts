@@ -31,6 +31,9 @@ import {
   type ConnectorSettings,
   type ConnectorSettingsPatch,
   type PruningMetrics,
+  type MemoryBreakdownResponse,
+  type UsageHistoryQuery,
+  type UsageHistoryResponse,
 } from '@mnemo/contract';
 import type {
   AddMemoryParams,
@@ -237,6 +240,34 @@ export class Usage {
    */
   async today(options?: RequestOptions): Promise<UsageToday> {
     const { data } = await this.rest.request<UsageToday>(USAGE_TODAY, { ...options });
+    return data;
+  }
+
+  /**
+   * Requests, writes, reads and embeds per UTC day, oldest first (`GET /v1/usage/history`).
+   *
+   * @example
+   * ```ts
+   * const { days } = await client.usage.history({ days: 30 });
+   * ```
+   */
+  async history(
+    params: Partial<UsageHistoryQuery> = {},
+    options?: RequestOptions,
+  ): Promise<UsageHistoryResponse> {
+    const { data } = await this.rest.request<UsageHistoryResponse>(contract.usage.getUsageHistory, {
+      ...options,
+      query: params,
+    });
+    return data;
+  }
+
+  /** Memories by lifecycle state and by owner (`GET /v1/usage/memories`). */
+  async memories(options?: RequestOptions): Promise<MemoryBreakdownResponse> {
+    const { data } = await this.rest.request<MemoryBreakdownResponse>(
+      contract.usage.getMemoryBreakdown,
+      { ...options },
+    );
     return data;
   }
 }

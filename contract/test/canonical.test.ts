@@ -37,6 +37,7 @@ describe('canonical constants', () => {
       listPageSize: { min: 1, max: 100 },
       minScore: { min: 0, max: 1 },
       feedbackRequestId: { min: 1, max: 128 },
+      contextTokens: { min: 50, max: 16_000 },
     });
     expect(SEARCH_MODES).toEqual(['hybrid', 'vector', 'keyword']);
     expect(RETRIEVAL_PROFILES).toEqual(['balanced', 'recall', 'precision']);
@@ -114,6 +115,7 @@ describe('admin area', () => {
         superseded: [{ memory_id: 'b', kept_memory_id: 'a', similarity: 1 }],
       },
       scanned: 3,
+      budget_exhausted: false,
     };
     expect(MemoryHygieneReport.parse(report)).toEqual(report);
     expect(MemoryHygieneReport.safeParse({ ...report, scanned: undefined }).success).toBe(false);

@@ -86,6 +86,12 @@ const METHODS: Array<{
     call: (c) => c.feedback.send({ feedback: 'positive', request_id: 'req-0123456789' }),
   },
   { method: 'usage.today', route: 'usage.getUsageToday', call: (c) => c.usage.today() },
+  {
+    method: 'usage.history',
+    route: 'usage.getUsageHistory',
+    call: (c) => c.usage.history({ days: 30 }),
+  },
+  { method: 'usage.memories', route: 'usage.getMemoryBreakdown', call: (c) => c.usage.memories() },
   { method: 'billing.status', route: 'billing.getBillingStatus', call: (c) => c.billing.status() },
   {
     method: 'billing.checkout',
