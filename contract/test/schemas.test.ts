@@ -225,6 +225,8 @@ describe('errors and routes', () => {
         'GET /v1/api-keys',
         'POST /v1/api-keys/:id/revoke',
         // Extensions beyond the spec, each documented in its docs/ page.
+        'GET /v1/usage/history', // docs/console.md: the console's charts
+        'GET /v1/usage/memories',
         'GET /v1/export', // docs/export.md
         'POST /v1/import',
         'POST /v1/erase',
