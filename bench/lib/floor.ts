@@ -16,7 +16,7 @@ export interface FloorOwner {
   ownerId: string;
 }
 
-const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text", "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at", "memories"."effective_at", "memories"."expires_at"`;
+const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text", "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."parent_memory_id", "memories"."created_at", "memories"."effective_at", "memories"."expires_at"`;
 
 /**
  * Live memories and history (expired ones, unless plan retention archived them): every search
@@ -87,9 +87,9 @@ export const KEYWORD_SQL = `with lexemes as (
     )
     select ranked.id as chunk_id, ranked.memory_id, chunk.chunk_index, chunk.text, live.memory_type,
       live.importance, live.confidence, live.feedback_score, live.pinned, live.source_weight,
-      live.created_at, live.effective_at, live.expires_at, ranked.rank, ranked.coverage
+      live.parent_memory_id, live.created_at, live.effective_at, live.expires_at, ranked.rank, ranked.coverage
     from ranked cross join lateral (select "memories"."memory_type", "memories"."importance", "memories"."confidence",
-        "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."created_at",
+        "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."parent_memory_id", "memories"."created_at",
         "memories"."effective_at", "memories"."expires_at"
       from "memories"
       where ("memories"."id" = ranked.memory_id and ${LIVE_OR_HISTORY})
