@@ -19,3 +19,9 @@ export {
 } from '../../contract/src/schemas/search.js';
 export { INGEST_LIMITS } from '../../contract/src/schemas/ingest.js';
 export { splitDocumentSections, splitSectionPieces } from '../../contract/src/document-sections.js';
+export { JSONL_CONTENT_TYPE } from '../../contract/src/schemas/owner-data.js';
+export {
+  CONSISTENCY_TOKEN_HEADER,
+  CONSISTENCY_TOKEN_PATTERN,
+  consistencyTokenAtLeast,
+} from '../../contract/src/consistency.js';
