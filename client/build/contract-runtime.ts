@@ -25,3 +25,8 @@ export {
   CONSISTENCY_TOKEN_PATTERN,
   consistencyTokenAtLeast,
 } from '../../contract/src/consistency.js';
+export {
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
+} from '../../contract/src/schemas/webhooks.js';
+export { MAX_PINS_PER_OWNER } from '../../contract/src/schemas/pins.js';
