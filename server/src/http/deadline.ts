@@ -101,12 +101,14 @@ export function requestDeadline({
     };
     const timer = setTimeout(() => {
       if (answered()) return;
+      // Bounded from the deadline on, even if a commit that is running never returns.
+      const unknown = setTimeout(() => answer(outcomeUnknown()), graceMs);
+      unknown.unref();
+      res.once('close', () => clearTimeout(unknown));
       void fence.expire().then(() => {
-        if (fence.commits === 0) return answer(notWritten(res));
-        // Something was written: the handler's answer says what; wait for it, bounded.
-        const unknown = setTimeout(() => answer(outcomeUnknown()), graceMs);
-        unknown.unref();
-        res.once('close', () => clearTimeout(unknown));
+        if (fence.commits > 0) return; // something was written: the handler's answer says what
+        clearTimeout(unknown);
+        answer(notWritten(res));
       });
     }, ms);
     timer.unref();

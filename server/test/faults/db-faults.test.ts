@@ -22,6 +22,8 @@ const SETTINGS = {
   MNEMO_DB_LOCK_TIMEOUT_MS: '1000',
   MNEMO_REQUEST_DEADLINE_MS: String(DEADLINE_MS),
 };
+/** The server's wait for a write caught mid-commit before it answers "outcome unknown". */
+const UNKNOWN_OUTCOME_GRACE_MS = 5000;
 /** Scheduling on a shared two-core machine: a request may answer this much after its deadline. */
 const MARGIN_MS = 1500;
 const API_KEY = 'mnemo_fault_test_key_0123456789abcdef';
@@ -98,9 +100,21 @@ suite('database faults answer 503 and recover [postgres]', () => {
     expect(result.records.every((r) => r.status !== 503 || r.retryAfter !== null)).toBe(true);
   });
 
-  it('answers every request within the deadline (plus scheduling margin)', () => {
-    const slowest = Math.max(...result.records.map((r) => r.ms));
-    expect(slowest).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
+  it('answers every request within the deadline, or one grace period after it when a commit was under way', () => {
+    const bound = (r: (typeof result.records)[number]) =>
+      DEADLINE_MS + (r.outcome === 'unknown' ? UNKNOWN_OUTCOME_GRACE_MS : 0) + MARGIN_MS;
+    const late = result.records.filter((r) => r.ms > bound(r));
+    expect(
+      late.map((r) => `${r.kind} ${r.status} ${r.ms} ms at ${r.start} ${r.requestId}`),
+      `${JSON.stringify(result.windows)}\n${logs
+        .split('\n')
+        .filter((line) => late.some((r) => r.requestId && line.includes(r.requestId)))
+        .join('\n')}`,
+    ).toEqual([]);
+    // "Outcome unknown" is the rare answer for writes caught mid-commit, never for a search.
+    const unknown = result.records.filter((r) => r.outcome === 'unknown');
+    expect(unknown.every((r) => r.kind === 'write')).toBe(true);
+    expect(unknown.length).toBeLessThanOrEqual(6);
   });
 
   it('loses no acknowledged write', () => {

@@ -104,6 +104,8 @@ export interface RequestRecord {
   start: number;
   ms: number;
   code?: string;
+  /** `details.outcome` of a 503: `unknown` when a write may have committed. */
+  outcome?: string;
   memoryId?: string;
   retryAfter?: string | null;
   /** The server's request id (x-request-id), to find the request in its log. */
@@ -181,12 +183,13 @@ export async function runFaultScenario(options: ScenarioOptions): Promise<Scenar
       });
       const json = (await response.json().catch(() => ({}))) as {
         memory_id?: string;
-        error?: { code?: string };
+        error?: { code?: string; details?: { outcome?: string[] } };
       };
       record.status = response.status;
       record.retryAfter = response.headers.get('retry-after');
       record.requestId = response.headers.get('x-request-id');
       if (json.error?.code) record.code = json.error.code;
+      if (json.error?.details?.outcome) record.outcome = json.error.details.outcome.join(',');
       if (kind === 'write' && response.status === 200 && json.memory_id)
         record.memoryId = json.memory_id;
     } catch {
