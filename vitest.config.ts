@@ -14,7 +14,7 @@ const resolveSource = {
   ssr: { resolve: { conditions: [SOURCE_CONDITION, 'module', 'node', 'development|production'] } },
 };
 
-// PGlite boots a WASM Postgres and runs every migration per test database: seconds, not millis.
+// PGlite boots a WASM Postgres per test database (from a migrated dump): seconds, not millis.
 const timeouts = { testTimeout: 30_000, hookTimeout: 30_000 };
 
 export default defineConfig({
@@ -36,6 +36,7 @@ export default defineConfig({
           ],
           exclude: ['**/node_modules/**', 'server/test/cluster/**'],
           env: { MNEMO_TEST_DB: 'pglite' },
+          globalSetup: ['server/test/support/pglite-global-setup.ts'],
           sequence: { groupOrder: 0 },
           ...timeouts,
         },

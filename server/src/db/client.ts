@@ -63,6 +63,11 @@ export interface OpenDatabaseOptions {
   migrate?: boolean;
   /** PostgreSQL only: connections of each pool (docs/scaling.md); defaults {@link DEFAULT_POOL_SIZES}. */
   pools?: PoolSizes;
+  /**
+   * In-memory PGlite only: start from this data-directory dump (PGlite's `dumpDataDir`) instead of
+   * an empty cluster, which skips initdb; pending migrations still apply on top.
+   */
+  pgliteDump?: Blob;
 }
 
 /** Most connections each of an instance's PostgreSQL pools opens. */
@@ -186,7 +191,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         migrate,
         options.pools ?? DEFAULT_POOL_SIZES,
       )
-    : openPglite(options.dataDir, migrate);
+    : openPglite(options.dataDir, migrate, options.pgliteDump);
 }
 
 /**
@@ -297,12 +302,16 @@ async function openPostgres(
   };
 }
 
-async function openPglite(dataDir: string | undefined, migrate: boolean): Promise<DatabaseHandle> {
+async function openPglite(
+  dataDir: string | undefined,
+  migrate: boolean,
+  dump: Blob | undefined,
+): Promise<DatabaseHandle> {
   const options = { extensions: { vector } };
   let client: PGlite;
   let unlock = async () => {};
   if (dataDir === undefined) {
-    client = await PGlite.create(options);
+    client = await PGlite.create(dump ? { ...options, loadDataDir: dump } : options);
   } else {
     const path = resolve(dataDir);
     await mkdir(path, { recursive: true });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import postgres from 'postgres';
 import { describe, inject } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js';
@@ -41,14 +42,22 @@ export function describeDb(name: string, fn: () => void): void {
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (testBackend() === 'pglite') {
-    const handle = await openDatabase({});
+    const handle = await openDatabase({ pgliteDump: await migratedPgliteDump() });
     return { ...handle, label: 'pglite (in-memory)' };
   }
   return createPostgresTestDatabase();
 }
 
+let pgliteDump: Promise<Blob> | undefined;
+
+/** The global setup's migrated dump (read once per test file); initdb and migrations are skipped. */
+function migratedPgliteDump(): Promise<Blob> {
+  pgliteDump ??= readFile(inject('pgliteDumpPath')).then((bytes) => new Blob([bytes]));
+  return pgliteDump;
+}
+
 async function createPostgresTestDatabase(): Promise<TestDatabase> {
-  const empty = await createEmptyPostgresDatabase();
+  const empty = await createEmptyPostgresDatabase(inject('postgresTemplate'));
   let handle: DatabaseHandle;
   try {
     handle = await openDatabase({ databaseUrl: empty.databaseUrl });
@@ -76,8 +85,13 @@ export interface EmptyPostgresDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, unmigrated PostgreSQL database `mnemo_test_<hex>`, for tests of migrations themselves. */
-export async function createEmptyPostgresDatabase(): Promise<EmptyPostgresDatabase> {
+/**
+ * A new PostgreSQL database `mnemo_test_<hex>`: unmigrated (for tests of migrations themselves and
+ * servers that migrate on start), or a copy of `template`.
+ */
+export async function createEmptyPostgresDatabase(
+  template?: string,
+): Promise<EmptyPostgresDatabase> {
   if (!isTestDatabaseAvailable()) {
     throw new Error(
       'PostgreSQL is not available for tests; wrap the suite in describeDb() so it is skipped',
@@ -85,7 +99,8 @@ export async function createEmptyPostgresDatabase(): Promise<EmptyPostgresDataba
   }
   const adminUrl = adminDatabaseUrl();
   const name = `mnemo_test_${randomBytes(6).toString('hex')}`;
-  await withAdmin(adminUrl, (sql) => sql.unsafe(`create database "${name}"`));
+  const copy = template ? ` template "${template}"` : '';
+  await withAdmin(adminUrl, (sql) => sql.unsafe(`create database "${name}"${copy}`));
   return {
     name,
     databaseUrl: databaseUrlFor(adminUrl, name),

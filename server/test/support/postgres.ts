@@ -7,6 +7,10 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Set by postgres-global-setup.ts: false when the server is unreachable and tests must skip. */
     postgresAvailable: boolean;
+    /** Set by postgres-global-setup.ts: a migrated database that test databases are copied from. */
+    postgresTemplate: string;
+    /** Set by pglite-global-setup.ts: a file holding a migrated PGlite data-directory dump. */
+    pgliteDumpPath: string;
   }
 }
 

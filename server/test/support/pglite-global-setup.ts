@@ -1,0 +1,28 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { drizzle } from 'drizzle-orm/pglite';
+import type { TestProject } from 'vitest/node';
+import { migratePglite } from '../../src/db/migrate.js';
+
+/**
+ * Global setup of the `pglite` test project: boots and migrates one embedded database and dumps
+ * its data directory, so each test database starts from the dump instead of running initdb and
+ * every migration again (seconds per database).
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const folder = await mkdtemp(join(tmpdir(), 'mnemo-pglite-'));
+  const path = join(folder, 'migrated.tar');
+  const client = await PGlite.create({ extensions: { vector } });
+  try {
+    await migratePglite(drizzle({ client }));
+    const dump = await client.dumpDataDir('none');
+    await writeFile(path, Buffer.from(await dump.arrayBuffer()));
+  } finally {
+    await client.close();
+  }
+  project.provide('pgliteDumpPath', path);
+  return () => rm(folder, { recursive: true, force: true });
+}
