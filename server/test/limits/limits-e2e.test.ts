@@ -55,7 +55,8 @@ describeDb('request limits end to end', () => {
       const ok = await write(t, `note number ${i}`);
       expect(ok.status).toBe(200);
       expect(ok.headers['ratelimit-policy']).toMatch(/^"key";q=3;w=60, "workspace";q=\d+;w=60$/);
-      expect(ok.headers['ratelimit']).toBe(`"key";r=${2 - i};t=60`);
+      // The window opened at the first write: a slow run may see a second of it gone.
+      expect(ok.headers['ratelimit']).toMatch(new RegExp(`^"key";r=${2 - i};t=(59|60)$`));
     }
     const refused = await write(t, 'one note too many');
     expectRefused(refused, 429, 'RATE_LIMITED', /3 requests per minute per API key/);
