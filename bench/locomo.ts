@@ -35,6 +35,13 @@ import { messageLine } from '../server/src/services/ingest/conversation.js';
 import { createLogger } from '../server/src/logger.js';
 import { Bm25Index } from './locomo-bm25.js';
 import {
+  evidenceSessions,
+  meanSessionScore,
+  sessionRun,
+  sessionsOf,
+  type SessionRun,
+} from './locomo-sessions.js';
+import {
   leaveOneOut,
   mean,
   meanRecall,
@@ -59,6 +66,12 @@ const MODES = (process.env.BENCH_LOCOMO_MODES ?? 'hybrid,vector,keyword').split(
 const PROFILES = (process.env.BENCH_LOCOMO_PROFILES ?? 'balanced,recall,precision').split(
   ',',
 ) as Array<'balanced' | 'recall' | 'precision'>;
+/** Which granularities run: one memory per turn (the main grid), one per session. */
+const GRANULARITY = new Set(
+  (process.env.BENCH_LOCOMO_GRANULARITY ?? 'turn,session').split(',').filter(Boolean),
+);
+/** The session-granularity table's k. */
+const SESSION_K = 5;
 const SPACE = (process.env.BENCH_LOCOMO_SPACE ?? 'turn') as 'turn' | 'session' | 'owner';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 /** Names this run's settings in the fold table and in a saved file (BENCH_LOCOMO_SAVE). */
@@ -212,6 +225,13 @@ async function main(): Promise<void> {
     return;
   }
   const data = loadLocomo(path);
+  // BENCH_LOCOMO_CONVERSATIONS (comma list of sample ids) narrows the data, for quick iterations.
+  const only = (process.env.BENCH_LOCOMO_CONVERSATIONS ?? '').split(',').filter(Boolean);
+  if (only.length > 0) {
+    data.conversations = data.conversations.filter((c) => only.includes(c));
+    data.turns = data.turns.filter((t) => only.includes(t.conversation));
+    data.questions = data.questions.filter((q) => only.includes(q.conversation));
+  }
   const started = new Date();
 
   // The default offline configuration; MNEMO_* variables still apply, for experiments.
@@ -301,6 +321,117 @@ async function main(): Promise<void> {
       ).length;
       return { memoryToDia, report };
     };
+
+    /**
+     * Session granularity: every session one memory (its turns, one line each, dated by the
+     * session), in a workspace of its own, a namespace per session (no lifecycle rule between
+     * sessions); each question searched once per mode (balanced profile), beside BM25 over the
+     * same session texts. Results map to sessions; a question's evidence is the sessions of its
+     * evidence turns.
+     */
+    const sessionGranularity = async () => {
+      const target = await createWorkspace(database.db, { name: `locomo-sessions-${Date.now()}` });
+      const apiKey = (await deps.apiKeys.mint(target.id, 'locomo')).plaintext;
+      const sessions = sessionsOf(data.turns);
+      const memoryToSession = new Map<string, string>();
+      await pool(data.conversations, CONCURRENCY, async (conversation) => {
+        for (const session of sessions.filter((s) => s.conversation === conversation)) {
+          const response = await post<WriteResponse>(`${app.base}/v1/memories`, apiKey, {
+            user_id: owner(conversation),
+            text: session.text,
+            metadata: { session: session.session },
+            extract: false,
+            namespace: `session-${session.session}`,
+            ...(session.effectiveAt ? { effective_at: session.effectiveAt } : {}),
+          });
+          memoryToSession.set(response.memory_id, session.id);
+        }
+      });
+      const runs: SessionRun[] = [];
+      const bm25Sessions = new Map<string, Bm25Index>();
+      for (const conversation of data.conversations) {
+        const own = sessions.filter((s) => s.conversation === conversation);
+        bm25Sessions.set(
+          conversation,
+          new Bm25Index(
+            own.map((s) => s.id),
+            own.map((s) => s.text),
+          ),
+        );
+      }
+      runs.push(
+        sessionRun(
+          'BM25',
+          data.questions,
+          data.questions.map((q) => bm25Sessions.get(q.conversation)!.search(q.question, DEPTH)),
+          SESSION_K,
+        ),
+      );
+      for (const mode of ['hybrid', 'keyword', 'vector'] as const) {
+        const ranked = await pool(data.questions, CONCURRENCY, async (question: Question) => {
+          const response = await post<{ results: Array<{ memory_id: string }> }>(
+            `${app.base}/v1/search`,
+            apiKey,
+            {
+              user_id: owner(question.conversation),
+              query: question.question,
+              search_mode: mode,
+              page_size: DEPTH,
+            },
+            1,
+          );
+          return response.results
+            .map((hit) => memoryToSession.get(hit.memory_id))
+            .filter((id): id is string => id !== undefined);
+        });
+        runs.push(sessionRun(`Mnemo ${mode}`, data.questions, ranked, SESSION_K));
+        console.error(
+          `  sessions, ${mode}: recall_all@${SESSION_K} ${fmt(meanSessionScore(runs.at(-1)!, data.questions, 'recallAll'))}`,
+        );
+      }
+      return { sessions: sessions.length, runs };
+    };
+    const sessionResult = GRANULARITY.has('session') ? await sessionGranularity() : undefined;
+    const sessionTable = (say: Say) => {
+      if (!sessionResult) return;
+      const { runs } = sessionResult;
+      const questions = data.questions;
+      const withEvidence = questions.filter((q) => evidenceSessions(q).length > 0).length;
+      const several = (q: Question) => evidenceSessions(q).length > 1;
+      const severalCount = questions.filter(several).length;
+      const k = SESSION_K;
+      say();
+      say(
+        `Session granularity: one memory per session (${sessionResult.sessions} memories: the session's turns, one line each, ` +
+          `effective_at = session date, a namespace per session), evidence = the sessions of the evidence turns; ` +
+          `${withEvidence} questions with evidence (${severalCount} with evidence in several sessions). ` +
+          `recall_all@${k}: every evidence session in the top ${k}; recall_any@${k}: at least one; ndcg@${k}: binary relevance. ` +
+          'Mnemo rows: `POST /v1/search`, balanced profile, by search_mode.',
+      );
+      say();
+      say(
+        `| retriever | recall_all@${k} | ndcg@${k} | recall_any@${k} | recall_all@${k}, several sessions | ${data.conversations.map((c) => `${c} recall_all@${k}`).join(' | ')} | fold worst |`,
+      );
+      say(`|---|---|---|---|---|${data.conversations.map(() => '---').join('|')}|---|`);
+      for (const run of runs) {
+        const folds = data.conversations.map((c) =>
+          meanSessionScore(run, questions, 'recallAll', (q) => q.conversation === c),
+        );
+        say(
+          `| ${run.label} | ${fmt(meanSessionScore(run, questions, 'recallAll'))} | ${fmt(meanSessionScore(run, questions, 'ndcg'))} | ` +
+            `${fmt(meanSessionScore(run, questions, 'recallAny'))} | ${fmt(meanSessionScore(run, questions, 'recallAll', several))} | ` +
+            `${folds.map(fmt).join(' | ')} | ${fmt(Math.min(...folds))} |`,
+        );
+      }
+      if (process.env.BENCH_LOCOMO_SESSION_SAVE)
+        writeFileSync(process.env.BENCH_LOCOMO_SESSION_SAVE, JSON.stringify(runs));
+    };
+    if (!GRANULARITY.has('turn')) {
+      const lines: string[] = [];
+      sessionTable((line = '') => lines.push(line));
+      console.log(lines.join('\n'));
+      return;
+    }
 
     const { memoryToDia, report } = await ingest(SPACE, workspace.id, key);
     const reports = [report];
@@ -574,6 +705,7 @@ async function main(): Promise<void> {
       }
     }
     foldTables(say, data.questions, data.conversations, results, bm25PerQuestion);
+    sessionTable(say);
     if (main) precisionRecall(say, data.questions, main);
     say();
     say(
