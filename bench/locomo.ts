@@ -367,7 +367,10 @@ async function main(): Promise<void> {
           SESSION_K,
         ),
       );
-      for (const mode of ['hybrid', 'keyword', 'vector'] as const) {
+      const sessionModes = (process.env.BENCH_LOCOMO_SESSION_MODES ?? 'hybrid,keyword,vector')
+        .split(',')
+        .filter(Boolean) as Array<'hybrid' | 'keyword' | 'vector'>;
+      for (const mode of sessionModes) {
         const ranked = await pool(data.questions, CONCURRENCY, async (question: Question) => {
           const response = await post<{ results: Array<{ memory_id: string }> }>(
             `${app.base}/v1/search`,
@@ -384,7 +387,7 @@ async function main(): Promise<void> {
             .map((hit) => memoryToSession.get(hit.memory_id))
             .filter((id): id is string => id !== undefined);
         });
-        runs.push(sessionRun(`Mnemo ${mode}`, data.questions, ranked, SESSION_K));
+        runs.push(sessionRun(`${LABEL}:${mode}`, data.questions, ranked, SESSION_K));
         console.error(
           `  sessions, ${mode}: recall_all@${SESSION_K} ${fmt(meanSessionScore(runs.at(-1)!, data.questions, 'recallAll'))}`,
         );

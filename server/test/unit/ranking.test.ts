@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { RecalledChunk } from '../../src/db/queries/recall.js';
 import {
+  FURTHER_CHUNK_SHARE,
   RRF_K,
+  TIME_WINDOW_FACTOR,
+  addFurtherChunks,
   applyFactor,
   blendRerank,
   evidence,
@@ -11,8 +14,11 @@ import {
   historyFactor,
   memoryFactor,
   relevance,
+  timeReference,
+  timeWindowFactor,
   type Candidate,
 } from '../../src/services/retrieval/ranking.js';
+import { timeWindowOf } from '../../src/text/time-window.js';
 
 const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): RecalledChunk => ({
   chunkId: id,
@@ -136,5 +142,56 @@ describe('fusion and scores', () => {
     expect(historyFactor(base as Candidate, now, false)).toBe(1);
     // Equal relevance: the current memory ranks first.
     expect(applyFactor(0.6, historyFactor(expired, now, false))).toBeLessThan(applyFactor(0.6, 1));
+  });
+
+  it('lets further matching chunks of a long memory add to its best chunk, never to a one-chunk memory', () => {
+    expect(FURTHER_CHUNK_SHARE).toBeGreaterThan(0);
+    const candidate = (id: string, memoryId: string, relevance: number) =>
+      ({
+        ...chunk(id, 0, { memoryId }),
+        rrfScore: 0,
+        wordCoverage: 0,
+        relevance,
+        score: 0,
+      }) as Candidate;
+    const long = [
+      candidate('a1', 'long', 0.5),
+      candidate('a2', 'long', 0.4),
+      candidate('a3', 'long', 0.2),
+    ];
+    const single = candidate('b', 'single', 0.55);
+    addFurtherChunks([...long, single]);
+    const best = long.find((c) => c.chunkId === 'a1')!;
+    expect(best.relevance).toBeCloseTo(
+      1 - 0.5 * (1 - FURTHER_CHUNK_SHARE * 0.4) * (1 - FURTHER_CHUNK_SHARE * 0.2),
+      12,
+    );
+    expect(best.relevance).toBeLessThan(1);
+    expect(long.find((c) => c.chunkId === 'a2')!.relevance).toBe(0.4);
+    expect(single.relevance).toBe(0.55);
+  });
+
+  it('raises the odds of a memory dated within the period the query names, and only those', () => {
+    expect(TIME_WINDOW_FACTOR).toBeGreaterThan(1);
+    const at = (iso: string) =>
+      ({
+        ...chunk(iso, 0, { effectiveAt: new Date(iso) }),
+        rrfScore: 0,
+        wordCoverage: 0,
+        relevance: 0,
+        score: 0,
+      }) as Candidate;
+    const october = at('2025-10-12T18:00:00Z');
+    const january = at('2026-01-20T18:00:00Z');
+    const reference = timeReference([october, january], Date.parse('2026-12-06T00:00:00Z'));
+    // The latest recalled memory, not the request time: "in October" is October 2025.
+    expect(reference.toISOString()).toBe('2026-01-20T18:00:00.000Z');
+    const window = timeWindowOf('What did Omar cook in October?', reference);
+    expect(timeWindowFactor(october, window)).toBe(TIME_WINDOW_FACTOR);
+    expect(timeWindowFactor(january, window)).toBe(1);
+    expect(timeWindowFactor(october, undefined)).toBe(1);
+    // A memory dated ahead of the request does not move the reference past it.
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(timeReference([january], now).getTime()).toBe(now);
   });
 });

@@ -1,4 +1,5 @@
 import type { RecalledChunk } from '../../db/queries/recall.js';
+import type { TimeWindow } from '../../text/time-window.js';
 import { contentStems, stem, stemsMeet, words } from '../../text/tokens.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.): damps the weight of the very top ranks. */
@@ -189,6 +190,38 @@ export function blendRerank(ranked: Candidate[], scores: number[], weight: numbe
   });
 }
 
+/**
+ * How much each further matching chunk of a memory adds to its best chunk's relevance. A long
+ * memory (a whole chat session, a document) that matches in several places is a better match than
+ * one that matches once as well as its best place does; a memory of one chunk is unaffected.
+ * Chosen among 0, 0.1, 0.25 and 0.5 by leave-one-conversation-out on the bench's session
+ * granularity (bench/locomo.ts; results in bench/results/quality-2026-12-06.md).
+ */
+export const FURTHER_CHUNK_SHARE = 0.1;
+
+/**
+ * Memory-level relevance: the best recalled chunk of each memory takes the other recalled chunks
+ * of that memory as independent further evidence (1 − (1−r₀)·Π(1 − share·rᵢ)). Other chunks keep
+ * their own relevance: one result per memory shows the best one.
+ */
+export function addFurtherChunks(candidates: Candidate[], share = FURTHER_CHUNK_SHARE): void {
+  if (share <= 0) return;
+  const byMemory = new Map<string, Candidate[]>();
+  for (const candidate of candidates) {
+    const chunks = byMemory.get(candidate.memoryId);
+    if (chunks) chunks.push(candidate);
+    else byMemory.set(candidate.memoryId, [candidate]);
+  }
+  for (const chunks of byMemory.values()) {
+    if (chunks.length < 2) continue;
+    chunks.sort((a, b) => b.relevance - a.relevance);
+    const best = chunks[0]!;
+    let missing = 1 - best.relevance;
+    for (const other of chunks.slice(1)) missing *= 1 - share * other.relevance;
+    best.relevance = 1 - missing;
+  }
+}
+
 /** What each recall that ran counts for in one search (0 for a recall that did not run). */
 export interface FusionWeights {
   vector: number;
@@ -273,6 +306,41 @@ export const HISTORY_FACTOR = 0.5;
 export function historyFactor(candidate: Candidate, now: number, aboutTime: boolean): number {
   if (aboutTime || candidate.expiresAt === null) return 1;
   return candidate.expiresAt.getTime() <= now ? HISTORY_FACTOR : 1;
+}
+
+/**
+ * How much a memory dated within the period a query names ("in October", "July 2022", "two weeks
+ * ago": see timeWindowOf) gains in odds. Soft: a memory from another time still ranks by what it
+ * says, and a question about a period is often answered by a memory written just after it.
+ * Chosen among 1, 1.25, 1.5, 2 and 3 by leave-one-conversation-out on the LoCoMo bench (every
+ * fold chose 3; results in bench/results/quality-2026-12-06.md). Larger factors were not tried:
+ * past ×3 the boost starts to act as a filter.
+ */
+export const TIME_WINDOW_FACTOR = 3;
+
+/**
+ * The multiplier of a candidate's odds for the period the query names: TIME_WINDOW_FACTOR when
+ * its time (`effective_at`, else `created_at`) lies within `window`, 1 otherwise or without one.
+ */
+export function timeWindowFactor(candidate: Candidate, window: TimeWindow | undefined): number {
+  if (!window) return 1;
+  const at = (candidate.effectiveAt ?? candidate.createdAt).getTime();
+  return at >= window.from.getTime() && at <= window.to.getTime() ? TIME_WINDOW_FACTOR : 1;
+}
+
+/**
+ * What a relative period ("two weeks ago", "in October") counts from: the latest of the recalled
+ * memories' times, unless that lies ahead of the request. For an owner whose memories run up to
+ * now that is about now; for an imported record of the past it is that record's "now", as its
+ * own people would have meant it. Read from the candidates: no extra round trip.
+ */
+export function timeReference(candidates: Candidate[], now: number): Date {
+  let latest = 0;
+  for (const candidate of candidates) {
+    const at = (candidate.effectiveAt ?? candidate.createdAt).getTime();
+    if (at > latest) latest = at;
+  }
+  return new Date(latest > 0 ? Math.min(latest, now) : now);
 }
 
 /**

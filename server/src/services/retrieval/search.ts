@@ -16,10 +16,12 @@ import { estimateTokens } from '../ai-cost.js';
 import type { BackgroundTasks } from '../background.js';
 import type { QuotaGate } from '../quota.js';
 import { asksAboutTime } from '../../text/temporal.js';
+import { timeWindowOf } from '../../text/time-window.js';
 import { resolveOwner } from '../owner.js';
 import { EPISODE_SPAN, addEpisodeContext } from './episodes.js';
 import {
   PROFILES,
+  addFurtherChunks,
   applyFactor,
   blendRerank,
   byScore,
@@ -30,6 +32,8 @@ import {
   memoryFactor,
   queryStems,
   relevance,
+  timeReference,
+  timeWindowFactor,
   wordCoverage,
   type Candidate,
   type ProfileSettings,
@@ -335,16 +339,20 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
   });
   await rerank(deps, payload.query, candidates, profile);
+  addFurtherChunks(candidates);
   const withContext = neighbours
     ? addEpisodeContext(neighbours, candidates, profile, episodeWindow)
     : candidates;
 
   const now = Date.now();
   const aboutTime = searchIsAboutTime(payload);
+  const window = timeWindowOf(payload.query, timeReference(withContext, now));
   for (const candidate of withContext) {
     candidate.score = applyFactor(
       candidate.relevance,
-      memoryFactor(candidate, now) * historyFactor(candidate, now, aboutTime),
+      memoryFactor(candidate, now) *
+        historyFactor(candidate, now, aboutTime) *
+        timeWindowFactor(candidate, window),
     );
   }
   const minScore = payload.min_score ?? profile.defaultMinScore;
