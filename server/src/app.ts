@@ -159,11 +159,9 @@ export function createApp(
   ];
   mountMemoryRoutes(api, table, operations, tenant);
   mountIngestRoutes(api, table, operations, tenant);
-  const { db } = deps.database;
-  const keyAdmin = { db, apiKeys: deps.apiKeys, logger: deps.logger };
   mountAuditRoutes(api, table, operations, tenant);
   mountConnectorRoutes(api, table, operations, tenant);
-  mountWorkspaceRoutes(api, table, keyAdmin, tenant);
+  mountWorkspaceRoutes(api, table, operations, tenant);
   mountLinkRoutes(api, table, operations, tenant);
   mountHistoryRoutes(api, table, operations, tenant);
   mountPinRoutes(api, table, operations, tenant);
@@ -194,7 +192,7 @@ export function createApp(
         deadlineFence(),
       ]
     : [deadlineFence()];
-  mountDashboardRoutes(api, table, deps.dashboard, dashboardLimits);
+  mountDashboardRoutes(api, table, operations, deps.dashboard.sessions, dashboardLimits);
   // One guard for every admin-token route, so a signed token's nonce is remembered across them.
   const adminGuard = adminAuth({
     token: config.adminToken,
@@ -205,7 +203,7 @@ export function createApp(
     logger: deps.logger,
   });
   mountAdminRoutes(api, table, operations, adminGuard);
-  mountApiKeyRoutes(api, table, keyAdmin, adminGuard);
+  mountApiKeyRoutes(api, table, operations, adminGuard);
   app.use(api);
 
   app.use(notFound());

@@ -160,6 +160,14 @@ export async function createDeps(
   const billing = createBillingService({ config: config.billing, db: database.db, plans, logger });
   const webhookSecrets = await SecretBox.open(database.writer, config.webhooks.encryptionKey);
   const sessions = new DashboardSessions(database.db, config.dashboard.sessionTtlMs);
+  const consoleAccounts = {
+    identity: new DashboardIdentity(database.db, config.dashboard),
+    sessions,
+    counts: {
+      workspacesPerUser: config.dashboard.maxWorkspacesPerUser,
+      keysPerWorkspace: config.dashboard.maxKeysPerWorkspace,
+    },
+  };
   const operations = createOperations(
     {
       reader: database.reader,
@@ -187,6 +195,8 @@ export async function createDeps(
           }),
         cleanupSessions: () => sessions.cleanup(),
       },
+      apiKeys,
+      console: consoleAccounts,
       clock: systemClock,
       logger,
       embeddings,
@@ -219,14 +229,9 @@ export async function createDeps(
   );
   const dashboard: DashboardDeps = {
     db: database.db,
-    identity: new DashboardIdentity(database.db, config.dashboard),
-    sessions,
+    ...consoleAccounts,
     apiKeys,
     usage: { db: database.db, plans, limitsEnabled: config.limits.enabled },
-    counts: {
-      workspacesPerUser: config.dashboard.maxWorkspacesPerUser,
-      keysPerWorkspace: config.dashboard.maxKeysPerWorkspace,
-    },
   };
   return {
     config,

@@ -6,8 +6,13 @@ import {
 } from '@mnemo/contract';
 import { ServiceError } from '../errors.js';
 import type { Request } from 'express';
-import type { Caller, OperatorCaller } from '../operations/context.js';
-import { requireAuth, type RequestAuth } from './auth.js';
+import type {
+  Caller,
+  DashboardSessionCaller,
+  DashboardTokenCaller,
+  OperatorCaller,
+} from '../operations/context.js';
+import { requireAuth, requireSession, type RequestAuth } from './auth.js';
 
 /** The parts of an HTTP request a caller is made of (ts-rest narrows its request's query type). */
 interface CarryingRequest {
@@ -25,6 +30,23 @@ interface CarryingRequest {
 const MAX_PATH = 512;
 const MAX_USER_AGENT = 256;
 
+/** Where a call came in, for its audit record. */
+function originOf(req: CarryingRequest): Caller['origin'] {
+  return {
+    path: req.path.slice(0, MAX_PATH),
+    ip: req.ip ?? null,
+    userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
+    startedAt: req.startedAt,
+  };
+}
+
+/** Marks the request audited: the operation wrote its record, so the door writes none. */
+function auditedBy(req: CarryingRequest): () => void {
+  return () => {
+    req.auditRecorded = true;
+  };
+}
+
 /**
  * The caller of an operation, from the HTTP request that carries the call. REST handlers and MCP
  * tools both build it here, so that both doors honour the same headers the same way and audit the
@@ -38,15 +60,11 @@ export function callerOf(req: CarryingRequest, door: Caller['door']): Caller {
     workspaceId: auth.workspaceId,
     apiKeyId: auth.apiKeyId,
     via: auth.internal ? 'internal' : auth.session ? 'session' : 'api_key',
+    ...(auth.scope ? { keyScope: auth.scope } : {}),
     requestId: req.requestId,
     saveHistory: saveHistory === '1' || saveHistory?.toLowerCase() === 'true',
     piiScan: req.get(PII_SCAN_HEADER) === '1',
-    origin: {
-      path: req.path.slice(0, MAX_PATH),
-      ip: req.ip ?? null,
-      userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
-      startedAt: req.startedAt,
-    },
+    origin: originOf(req),
     consistency: {
       readAfter: consistencyTokenOf(req),
       primaryWithoutToken: door === 'mcp',
@@ -55,9 +73,7 @@ export function callerOf(req: CarryingRequest, door: Caller['door']): Caller {
         if (req.res && !req.res.headersSent) req.res.setHeader(CONSISTENCY_TOKEN_HEADER, token);
       },
     },
-    audited: () => {
-      req.auditRecorded = true;
-    },
+    audited: auditedBy(req),
   };
 }
 
@@ -82,15 +98,36 @@ export function operatorCallerOf(req: CarryingRequest): OperatorCaller {
     apiKeyId: null,
     via: 'admin_token',
     requestId: req.requestId,
-    origin: {
-      path: req.path.slice(0, MAX_PATH),
-      ip: req.ip ?? null,
-      userAgent: req.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? null,
-      startedAt: req.startedAt,
-    },
-    audited: () => {
-      req.auditRecorded = true;
-    },
+    origin: originOf(req),
+    audited: auditedBy(req),
+  };
+}
+
+/** The caller of a console operation, from a request the session check let through. */
+export function dashboardSessionCallerOf(req: CarryingRequest): DashboardSessionCaller {
+  const session = requireSession(req);
+  return {
+    door: 'rest',
+    workspaceId: session.workspaceId,
+    apiKeyId: null,
+    via: 'dashboard_session',
+    session,
+    requestId: req.requestId,
+    origin: originOf(req),
+    audited: auditedBy(req),
+  };
+}
+
+/** The caller of console sign-in: the identity token is in the body, for the operation to verify. */
+export function dashboardTokenCallerOf(req: CarryingRequest): DashboardTokenCaller {
+  return {
+    door: 'rest',
+    workspaceId: null,
+    apiKeyId: null,
+    via: 'dashboard_token',
+    requestId: req.requestId,
+    origin: originOf(req),
+    audited: auditedBy(req),
   };
 }
 

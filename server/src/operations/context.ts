@@ -11,8 +11,13 @@ import type { Logger } from '../logger.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import type { Extractor } from '../providers/extraction/index.js';
 import type { Reranker } from '../providers/rerank/index.js';
+import type { ApiKeyService } from '../services/api-keys/index.js';
+import type { KeyAdminDeps } from '../services/api-keys/admin.js';
 import type { BackgroundTasks } from '../services/background.js';
 import type { BillingService } from '../services/billing.js';
+import type { DashboardDeps } from '../services/dashboard/index.js';
+import type { DashboardIdentity } from '../services/dashboard/identity.js';
+import type { DashboardSessions, SessionContext } from '../services/dashboard/sessions.js';
 import type { MemoryWriteDeps } from '../services/memory-write/index.js';
 import type { PlanService } from '../services/plans.js';
 import type { QuotaGate } from '../services/quota.js';
@@ -46,6 +51,10 @@ export interface OperationContext {
   billing: BillingService;
   /** Operator maintenance (hygiene, retention, session cleanup). */
   maintenance: Maintenance;
+  /** Mints, hashes and forgets API keys (a revoked key leaves every instance's cache). */
+  apiKeys: ApiKeyService;
+  /** The console's sign-in: who a token names, the sessions, and what one user may own. */
+  console: ConsoleAccounts;
   clock: Clock;
   logger: Logger;
   embeddings: EmbeddingProvider;
@@ -72,7 +81,15 @@ export interface OperationContext {
   onRowsWritten(rows: number): void;
 }
 
-/** How the caller was authenticated: the door decides, the operation's policy checks. */
+/** The console's accounts, as the dashboard operations use them. */
+export interface ConsoleAccounts {
+  identity: DashboardIdentity;
+  sessions: DashboardSessions;
+  /** What one user may own through the console. */
+  counts: { workspacesPerUser: number; keysPerWorkspace: number };
+}
+
+/** How a tenant caller was authenticated: the door decides, the operation's policy checks. */
 export type CallerVia = 'api_key' | 'session' | 'internal';
 
 /**
@@ -85,6 +102,8 @@ export interface Caller {
   /** The API key; null for a dashboard session or an internal subrequest. */
   apiKeyId: string | null;
   via: CallerVia;
+  /** The API key's scope (`admin` keys may create workspaces); absent without a key. */
+  keyScope?: 'tenant' | 'admin';
   /** The `x-request-id`: keys learning signals; feedback names it. */
   requestId: string;
   /** `x-save-history: 1` or `true`: a search stores its query in the saved history. */
@@ -149,8 +168,43 @@ export interface OperatorCaller {
   audited(): void;
 }
 
-/** Whoever may call an operation: a tenant (key, session, internal subrequest) or an operator. */
-export type AnyCaller = Caller | OperatorCaller;
+/**
+ * A console user signed in to one workspace (the session cookie, and CSRF on unsafe methods, both
+ * checked by the door). It acts for the session's workspace, without a key.
+ */
+export interface DashboardSessionCaller {
+  door: 'rest';
+  workspaceId: string;
+  apiKeyId: null;
+  via: 'dashboard_session';
+  /** The session the cookie stands for: its user, workspace and expiry. */
+  session: SessionContext;
+  requestId: string;
+  consistency?: undefined;
+  origin: Caller['origin'];
+  audited(): void;
+}
+
+/**
+ * Someone presenting an identity-provider token in the body (console bootstrap and sign-in): the
+ * operation verifies the token itself; until then the caller names no workspace.
+ */
+export interface DashboardTokenCaller {
+  door: 'rest';
+  workspaceId: null;
+  apiKeyId: null;
+  via: 'dashboard_token';
+  requestId: string;
+  consistency?: undefined;
+  origin: Caller['origin'];
+  audited(): void;
+}
+
+/**
+ * Whoever may call an operation: a tenant (key, session, internal subrequest), a console user
+ * (session or sign-in token) or an operator.
+ */
+export type AnyCaller = Caller | OperatorCaller | DashboardSessionCaller | DashboardTokenCaller;
 
 /**
  * Operator maintenance that the scheduled jobs run too, handed to the operations by the composition
@@ -224,3 +278,29 @@ export function searchPorts(
 }
 
 export type SearchContext = Parameters<typeof searchPorts>[0];
+
+/** The console's services over the context's ports. */
+export function dashboardPorts(
+  ctx: Pick<OperationContext, 'writer' | 'apiKeys' | 'console' | 'plans' | 'settings'>,
+): DashboardDeps {
+  return {
+    db: ctx.writer,
+    identity: ctx.console.identity,
+    sessions: ctx.console.sessions,
+    apiKeys: ctx.apiKeys,
+    // The Overview shows the plan `GET /v1/usage/today` shows.
+    usage: { db: ctx.writer, plans: ctx.plans, limitsEnabled: ctx.settings.limitsEnabled },
+    counts: ctx.console.counts,
+  };
+}
+
+export type DashboardContext = Parameters<typeof dashboardPorts>[0];
+
+/** API-key administration over the context's ports. */
+export function keyAdminPorts(
+  ctx: Pick<OperationContext, 'writer' | 'apiKeys' | 'logger'>,
+): KeyAdminDeps {
+  return { db: ctx.writer, apiKeys: ctx.apiKeys, logger: ctx.logger };
+}
+
+export type KeyAdminContext = Parameters<typeof keyAdminPorts>[0];

@@ -8,10 +8,22 @@ import {
   runMemoryRetention,
   setCancelAtPeriodEnd,
 } from './admin.js';
+import { createApiKey, createWorkspace, listApiKeys, revokeApiKey } from './api-keys.js';
 import { getAuditLog, getPruningMetrics } from './audit.js';
 import { createCheckout, getBillingStatus } from './billing.js';
 import { getConnectorSettings, updateConnectorSettings } from './connectors.js';
 import type { AnyCaller, OperationContext } from './context.js';
+import {
+  bootstrapDashboard,
+  createDashboardApiKey,
+  createDashboardSession,
+  createDashboardWorkspace,
+  getOverviewStats,
+  listDashboardApiKeys,
+  listDashboardWorkspaces,
+  logoutDashboard,
+  revokeDashboardApiKey,
+} from './dashboard.js';
 import { deleteMemory } from './delete-memory.js';
 import { getContext } from './get-context.js';
 import { getMemory } from './get-memory.js';
@@ -42,6 +54,8 @@ import {
 export type {
   Caller,
   CallerVia,
+  DashboardSessionCaller,
+  DashboardTokenCaller,
   Maintenance,
   OperationContext,
   OperatorCaller,
@@ -95,6 +109,19 @@ export const OPERATIONS = {
   getBillingHealth,
   setCancelAtPeriodEnd,
   cleanupDashboardSessions,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  createWorkspace,
+  bootstrapDashboard,
+  createDashboardSession,
+  logoutDashboard,
+  getOverviewStats,
+  listDashboardWorkspaces,
+  createDashboardWorkspace,
+  listDashboardApiKeys,
+  createDashboardApiKey,
+  revokeDashboardApiKey,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -164,5 +191,19 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     getBillingHealth: guard(getBillingHealth, ctx, machinery),
     setCancelAtPeriodEnd: guard(setCancelAtPeriodEnd, ctx, machinery),
     cleanupDashboardSessions: guard(cleanupDashboardSessions, ctx, machinery),
+    // Keys, workspaces and the console read and write on the primary, as before replicas.
+    createApiKey: guard(createApiKey, ctx, machinery),
+    listApiKeys: guard(listApiKeys, ctx, machinery),
+    revokeApiKey: guard(revokeApiKey, ctx, machinery),
+    createWorkspace: guard(createWorkspace, ctx, machinery),
+    bootstrapDashboard: guard(bootstrapDashboard, ctx, machinery),
+    createDashboardSession: guard(createDashboardSession, ctx, machinery),
+    logoutDashboard: guard(logoutDashboard, ctx, machinery),
+    getOverviewStats: guard(getOverviewStats, ctx, machinery),
+    listDashboardWorkspaces: guard(listDashboardWorkspaces, ctx, machinery),
+    createDashboardWorkspace: guard(createDashboardWorkspace, ctx, machinery),
+    listDashboardApiKeys: guard(listDashboardApiKeys, ctx, machinery),
+    createDashboardApiKey: guard(createDashboardApiKey, ctx, machinery),
+    revokeDashboardApiKey: guard(revokeDashboardApiKey, ctx, machinery),
   };
 }

@@ -1,3 +1,4 @@
+import type { RouteAuth, RouteMetadata } from '@mnemo/contract';
 import { ServiceError } from '../errors.js';
 import { unavailableError } from '../db/faults.js';
 import type { NewAuditRecord } from '../db/schema/index.js';
@@ -29,6 +30,33 @@ export type GuardedOperation<I, O, K extends AnyCaller = Caller> = (
   caller: K,
   input: I,
 ) => Promise<O>;
+
+/** The caller kinds each auth mode admits (public routes and the payment callback run no operation). */
+const ADMITTED: Record<RouteAuth, readonly AnyCaller['via'][]> = {
+  public: [],
+  payment_callback: [],
+  api_key_or_session: ['api_key', 'session', 'internal'],
+  admin_api_key: ['api_key'],
+  admin_token: ['admin_token'],
+  dashboard_token: ['dashboard_token'],
+  dashboard_session: ['dashboard_session'],
+};
+
+/** Refuses a caller the operation's auth mode does not admit. */
+function checkAuth(policies: RouteMetadata, caller: AnyCaller): void {
+  if (caller.via === 'internal' && policies.internalSubrequest !== true) {
+    throw new ServiceError('UNAUTHORIZED', 'Internal subrequests are not accepted here');
+  }
+  if (!ADMITTED[policies.auth].includes(caller.via)) {
+    throw new ServiceError('UNAUTHORIZED', 'This operation does not take these credentials');
+  }
+  if (
+    policies.auth === 'admin_api_key' &&
+    !(caller.via === 'api_key' && caller.keyScope === 'admin')
+  ) {
+    throw new ServiceError('FORBIDDEN', 'This route needs an API key of scope admin');
+  }
+}
 
 /** The status the REST door answers an operation's failure with (the error handler's mapping). */
 function statusOf(error: unknown): number {
@@ -70,13 +98,9 @@ export function guard<I, O, C, K extends AnyCaller>(
     let status = 200;
     let audited = false;
     try {
-      if (caller.via === 'internal' && policies.internalSubrequest !== true) {
-        throw new ServiceError('UNAUTHORIZED', 'Internal subrequests are not accepted here');
-      }
-      // An operator operation runs for the admin token only, a tenant one never for it.
-      if ((caller.via === 'admin_token') !== (policies.auth === 'admin_token')) {
-        throw new ServiceError('UNAUTHORIZED', 'This operation does not take these credentials');
-      }
+      // An operator operation runs for the admin token only, a console one for its sessions or
+      // sign-in tokens, a tenant one for keys, tenant sessions and (where allowed) subrequests.
+      checkAuth(policies, caller);
       // Costs are charged to a workspace: operator operations carry no cost kind.
       if (estimate && machinery.aiCost && caller.workspaceId !== null) {
         const cost = estimate(input, machinery.pricing);

@@ -2,13 +2,9 @@ import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
 import { mountContract } from '../http/mount.js';
+import { operatorCallerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import {
-  listOperatorKeys,
-  mintOperatorKey,
-  revokeOperatorKey,
-  type KeyAdminDeps,
-} from '../services/api-keys/admin.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
@@ -16,26 +12,22 @@ const s = initServer();
 export function mountApiKeyRoutes(
   target: IRouter,
   table: RouteTable,
-  keyAdmin: KeyAdminDeps,
+  operations: Pick<Operations, 'createApiKey' | 'listApiKeys' | 'revokeApiKey'>,
   /** The app's one admin guard (a signed token's nonce is remembered across its routes). */
   adminGuard: RequestHandler,
 ): void {
   const implementation = s.router(contract.apiKeys, {
-    createApiKey: async ({ body }) => ({
+    createApiKey: async ({ req, body }) => ({
       status: 201,
-      body: await mintOperatorKey(keyAdmin, {
-        workspaceId: body.workspace_id,
-        name: body.name,
-        scope: body.scope,
-      }),
+      body: await operations.createApiKey(operatorCallerOf(req), body),
     }),
-    listApiKeys: async ({ query }) => ({
+    listApiKeys: async ({ req, query }) => ({
       status: 200,
-      body: await listOperatorKeys(keyAdmin, query.workspace_id),
+      body: await operations.listApiKeys(operatorCallerOf(req), query),
     }),
-    revokeApiKey: async ({ params }) => ({
+    revokeApiKey: async ({ req, params }) => ({
       status: 200,
-      body: await revokeOperatorKey(keyAdmin, params.id),
+      body: await operations.revokeApiKey(operatorCallerOf(req), params),
     }),
   });
   mountContract(target, table, contract.apiKeys, implementation, [adminGuard]);

@@ -1,80 +1,80 @@
-import { contract } from '@mnemo/contract';
+import { contract, DASHBOARD_SESSION_COOKIE } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import { dashboardSessionAuth, requireSession } from '../http/auth.js';
+import { dashboardSessionAuth } from '../http/auth.js';
 import { clearSessionCookies, setSessionCookies, readCookie } from '../http/cookies.js';
 import { mountContract } from '../http/mount.js';
+import { dashboardSessionCallerOf, dashboardTokenCallerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
-import { DASHBOARD_SESSION_COOKIE } from '@mnemo/contract';
-import {
-  bootstrap,
-  createApiKey,
-  createWorkspace,
-  listApiKeys,
-  listWorkspaces,
-  openSession,
-  overviewStats,
-  revokeApiKey,
-  type DashboardDeps,
-} from '../services/dashboard/index.js';
+import type { Operations } from '../operations/index.js';
+import type { DashboardSessions } from '../services/dashboard/sessions.js';
+
+/** The operations behind the console's routes. */
+export type DashboardOperations = Pick<
+  Operations,
+  | 'bootstrapDashboard'
+  | 'createDashboardSession'
+  | 'logoutDashboard'
+  | 'getOverviewStats'
+  | 'listDashboardWorkspaces'
+  | 'createDashboardWorkspace'
+  | 'listDashboardApiKeys'
+  | 'createDashboardApiKey'
+  | 'revokeDashboardApiKey'
+>;
 
 const s = initServer();
 
 const ok = <T>(data: T) => ({ status: 200 as const, body: { ok: true as const, data } });
 
-/** The spec's nine /v1/dashboard/* routes; every failure leaves in the dashboard envelope. */
+/**
+ * The spec's nine /v1/dashboard/* routes; every failure leaves in the dashboard envelope. The
+ * door reads and sets the session cookies and checks the session (CSRF on mutations); the
+ * operations do the rest.
+ */
 export function mountDashboardRoutes(
   target: IRouter,
   table: RouteTable,
-  /** The dashboard's services: one per app, its sessions shared with tenant session auth. */
-  dash: DashboardDeps,
+  operations: DashboardOperations,
+  /** The session check: one store per app, shared with tenant session auth. */
+  sessions: DashboardSessions,
   /** Per-address request limits, before the session check. */
   limits: RequestHandler[] = [],
 ): void {
   const implementation = s.router(contract.dashboard, {
-    bootstrapDashboard: async ({ body }) =>
-      ok(
-        await bootstrap(dash, {
-          accessToken: body.access_token,
-          workspaceName: body.workspace_name,
-        }),
-      ),
+    bootstrapDashboard: async ({ req, body }) =>
+      ok(await operations.bootstrapDashboard(dashboardTokenCallerOf(req), body)),
     createDashboardSession: async ({ body, req, res }) => {
-      const { opened, data } = await openSession(dash, {
-        accessToken: body.access_token,
-        workspaceId: body.workspace_id,
-      });
-      // Switching workspace: the browser's previous session ends here.
-      const previous = readCookie(req, DASHBOARD_SESSION_COOKIE);
-      if (previous) await dash.sessions.close(previous);
+      const { opened, data } = await operations.createDashboardSession(
+        dashboardTokenCallerOf(req),
+        // Switching workspace: the browser's previous session ends with this one's start.
+        { ...body, previousSessionToken: readCookie(req, DASHBOARD_SESSION_COOKIE) },
+      );
       setSessionCookies(req, res, opened);
       return ok(data);
     },
     logoutDashboard: async ({ req, res }) => {
-      requireSession(req);
-      const token = readCookie(req, DASHBOARD_SESSION_COOKIE);
-      if (token) await dash.sessions.close(token);
+      await operations.logoutDashboard(dashboardSessionCallerOf(req), {
+        sessionToken: readCookie(req, DASHBOARD_SESSION_COOKIE),
+      });
       clearSessionCookies(req, res);
       return { status: 200, body: { ok: true as const } };
     },
-    getOverviewStats: async ({ req }) => ok(await overviewStats(dash, requireSession(req))),
-    listDashboardWorkspaces: async ({ req }) => ok(await listWorkspaces(dash, requireSession(req))),
+    getOverviewStats: async ({ req }) =>
+      ok(await operations.getOverviewStats(dashboardSessionCallerOf(req), undefined)),
+    listDashboardWorkspaces: async ({ req }) =>
+      ok(await operations.listDashboardWorkspaces(dashboardSessionCallerOf(req), undefined)),
     createDashboardWorkspace: async ({ req, body }) =>
-      ok(await createWorkspace(dash, requireSession(req), body.name)),
+      ok(await operations.createDashboardWorkspace(dashboardSessionCallerOf(req), body)),
     listDashboardApiKeys: async ({ req, query }) =>
-      ok(await listApiKeys(dash, requireSession(req), query.workspace_id)),
+      ok(await operations.listDashboardApiKeys(dashboardSessionCallerOf(req), query)),
     createDashboardApiKey: async ({ req, body }) =>
-      ok(
-        await createApiKey(dash, requireSession(req), {
-          workspaceId: body.workspace_id,
-          name: body.name,
-        }),
-      ),
+      ok(await operations.createDashboardApiKey(dashboardSessionCallerOf(req), body)),
     revokeDashboardApiKey: async ({ req, body }) =>
-      ok(await revokeApiKey(dash, requireSession(req), body.api_key_id)),
+      ok(await operations.revokeDashboardApiKey(dashboardSessionCallerOf(req), body)),
   });
   mountContract(target, table, contract.dashboard, implementation, [
     ...limits,
-    dashboardSessionAuth({ sessions: dash.sessions }),
+    dashboardSessionAuth({ sessions }),
   ]);
 }

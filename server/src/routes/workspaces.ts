@@ -1,15 +1,18 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
-import { requireAuth } from '../http/auth.js';
 import { mountContract } from '../http/mount.js';
+import { callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import { ServiceError } from '../errors.js';
-import { createTenantWorkspace, type KeyAdminDeps } from '../services/api-keys/admin.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
-/** After the tenant auth: only an API key of scope `admin` passes (a session or a tenant key: 403). */
+/**
+ * After the tenant auth, before the body is validated: only an API key of scope `admin` passes
+ * (a session or a tenant key: 403), so another caller learns nothing about the route.
+ */
 function requireAdminScope(): RequestHandler {
   return function requireAdminScopeMiddleware(req, _res, next) {
     if (req.auth?.scope === 'admin') return next();
@@ -24,20 +27,14 @@ function requireAdminScope(): RequestHandler {
 export function mountWorkspaceRoutes(
   target: IRouter,
   table: RouteTable,
-  keyAdmin: KeyAdminDeps,
+  operations: Pick<Operations, 'createWorkspace'>,
   tenant: RequestHandler[],
 ): void {
   const implementation = s.router(contract.workspaces, {
-    createWorkspace: async ({ req, body }) => {
-      const auth = requireAuth(req);
-      return {
-        status: 201,
-        body: await createTenantWorkspace(keyAdmin, {
-          name: body.name,
-          createdBy: { workspaceId: auth.workspaceId, apiKeyId: auth.apiKeyId },
-        }),
-      };
-    },
+    createWorkspace: async ({ req, body }) => ({
+      status: 201,
+      body: await operations.createWorkspace(callerOf(req, 'rest'), body),
+    }),
   });
   mountContract(target, table, contract.workspaces, implementation, [
     ...tenant,

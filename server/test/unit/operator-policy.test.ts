@@ -1,7 +1,14 @@
 import type { NewAuditRecord } from '../../src/db/schema/index.js';
 import { ServiceError } from '../../src/errors.js';
 import { getBillingHealth } from '../../src/operations/admin.js';
-import type { Caller, OperatorCaller } from '../../src/operations/context.js';
+import { createWorkspace } from '../../src/operations/api-keys.js';
+import type {
+  Caller,
+  DashboardSessionCaller,
+  DashboardTokenCaller,
+  OperatorCaller,
+} from '../../src/operations/context.js';
+import { bootstrapDashboard, logoutDashboard } from '../../src/operations/dashboard.js';
 import { guard, type PolicyMachinery } from '../../src/operations/policy.js';
 import { getUsageToday } from '../../src/operations/usage.js';
 import { describe, expect, it } from 'vitest';
@@ -69,5 +76,88 @@ describe('the policy wrapper applies the route’s auth mode from its metadata',
     await expect(run(operator as never, undefined)).rejects.toMatchObject({
       code: 'UNAUTHORIZED',
     });
+  });
+});
+
+describe('console callers: a session or a sign-in token, each only where its mode admits it', () => {
+  const session = {
+    sessionId: 's-1',
+    userId: 'user-1',
+    workspaceId: tenant.workspaceId,
+    expiresAt: new Date(Date.now() + 60_000),
+    csrfHash: '',
+  };
+  const consoleUser: DashboardSessionCaller = {
+    door: 'rest',
+    workspaceId: tenant.workspaceId,
+    apiKeyId: null,
+    via: 'dashboard_session',
+    session,
+    requestId: 'console-1',
+    origin,
+    audited: () => {},
+  };
+  const signIn: DashboardTokenCaller = {
+    door: 'rest',
+    workspaceId: null,
+    apiKeyId: null,
+    via: 'dashboard_token',
+    requestId: 'sign-in-1',
+    origin,
+    audited: () => {},
+  };
+  const closed: string[] = [];
+  const ctx = { console: { sessions: { close: async (token: string) => closed.push(token) } } };
+
+  it('runs a session operation for the session, audited with its workspace and no key', async () => {
+    const m = machinery();
+    const run = guard(logoutDashboard, ctx as never, m);
+    await expect(run(consoleUser, { sessionToken: 'cookie-1' })).resolves.toEqual({ ok: true });
+    expect(closed).toEqual(['cookie-1']);
+    expect(m.records).toEqual([
+      expect.objectContaining({
+        requestId: 'console-1',
+        workspaceId: tenant.workspaceId,
+        apiKeyId: null,
+        method: 'POST',
+        route: '/v1/dashboard/logout',
+        status: 200,
+      }),
+    ]);
+  });
+
+  it('refuses a sign-in token, an API key and the admin token on a session operation', async () => {
+    const run = guard(logoutDashboard, ctx as never, machinery());
+    for (const caller of [signIn, tenant, operator]) {
+      await expect(run(caller as never, { sessionToken: 'x' })).rejects.toMatchObject({
+        code: 'UNAUTHORIZED',
+      });
+    }
+    expect(closed).toEqual(['cookie-1']);
+  });
+
+  it('refuses a console session on a tenant operation and on a sign-in operation', async () => {
+    await expect(
+      guard(getUsageToday, {} as never, machinery())(consoleUser as never, undefined),
+    ).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(
+      guard(
+        bootstrapDashboard,
+        {} as never,
+        machinery(),
+      )(consoleUser as never, {
+        access_token: 't',
+      }),
+    ).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('creates a workspace for an admin-scoped key only (a tenant key: 403, nothing made)', async () => {
+    const m = machinery();
+    const run = guard(createWorkspace, {} as never, m);
+    await expect(run(tenant, { name: 'w' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(run({ ...tenant, keyScope: 'tenant' }, { name: 'w' })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    expect(m.records.map((r) => r.status)).toEqual([403, 403]);
   });
 });
