@@ -22,6 +22,7 @@ import { openDatabase } from '../server/src/db/client.js';
 import { createWorkspace } from '../server/src/db/queries/workspaces.js';
 import { memories } from '../server/src/db/schema/index.js';
 import { createDeps } from '../server/src/deps.js';
+import { eventOutbox } from '../server/src/db/queries/events.js';
 import { runHygiene } from '../server/src/jobs/hygiene.js';
 import { createLogger } from '../server/src/logger.js';
 import { canonicalHash } from '../server/src/text/canonical.js';
@@ -95,7 +96,10 @@ async function main(): Promise<void> {
   // Warm-up: plans, caches and the JIT, for both phases alike.
   await timeLoad(0, 100, CONCURRENCY, search);
   const hygieneOnce = () =>
-    runHygiene(database.db, { dryRun: true, limit: 100_000, nearThreshold: 0.9, budgetMs: 0 });
+    runHygiene(
+      { db: database.db, events: eventOutbox },
+      { dryRun: true, limit: 100_000, nearThreshold: 0.9, budgetMs: 0 },
+    );
   const single = performance.now();
   const report = await hygieneOnce();
   const runMs = performance.now() - single;

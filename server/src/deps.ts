@@ -7,7 +7,7 @@ import { AiCostLimiter, GlobalAiBudget } from './limits/ai-cost.js';
 import { commandTimeoutFor, createLimitBackend, type LimitBackend } from './limits/backend.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { systemClock } from './operations/context.js';
-import { eventOutbox } from './db/queries/events.js';
+import { eventOutbox, type EventOutbox } from './db/queries/events.js';
 import { runHygiene } from './jobs/hygiene.js';
 import { runRetention } from './jobs/retention.js';
 import { jobSchedules } from './jobs/catalogue.js';
@@ -69,6 +69,8 @@ export interface AppDeps {
   limits: LimitBackend;
   /** Every use case both doors reach, each through the one policy wrapper. */
   operations: Operations;
+  /** Where operations and jobs emit domain events (the outbox, in each change's transaction). */
+  events: EventOutbox;
   /** Streaming replicas serving reads (`DATABASE_READ_URL`); undefined: reads on the primary. */
   readReplicas: ReadReplicas | undefined;
   /** Payments and entitlements: the billing routes, the operator routes and the reprocess job. */
@@ -168,21 +170,25 @@ export async function createDeps(
       keysPerWorkspace: config.dashboard.maxKeysPerWorkspace,
     },
   };
+  const events = eventOutbox;
   const operations = createOperations(
     {
       reader: database.reader,
       writer: database.writer,
       quota,
-      events: eventOutbox,
+      events,
       plans,
       billing,
       maintenance: {
         hygiene: (options) =>
-          runHygiene(database.db, {
-            ...options,
-            nearThreshold: config.dedupe.nearThreshold,
-            budgetMs: config.hygiene.budgetMs,
-          }),
+          runHygiene(
+            { db: database.db, events },
+            {
+              ...options,
+              nearThreshold: config.dedupe.nearThreshold,
+              budgetMs: config.hygiene.budgetMs,
+            },
+          ),
         retention: (options) =>
           runRetention(
             { db: database.db, plans, logger },
@@ -248,6 +254,7 @@ export async function createDeps(
     statistics,
     limits,
     operations,
+    events,
     readReplicas,
     billing,
     dashboard,

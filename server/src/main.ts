@@ -77,6 +77,7 @@ async function main(): Promise<void> {
   const jobs = jobCatalogue({
     config,
     db: database.db,
+    events: deps.events,
     logger,
     plans: deps.plans,
     billing: deps.billing,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/client.js';
+import type { EventOutbox } from '../db/queries/events.js';
 import type { Logger } from '../logger.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
 import type { BillingService } from '../services/billing.js';
@@ -60,6 +61,8 @@ export function jobSchedules(
 export interface JobCatalogueDeps {
   config: AppConfig;
   db: Database;
+  /** The events port the operations emit through: the jobs' lifecycle events go the same way. */
+  events: EventOutbox;
   logger: Logger;
   plans: PlanService;
   billing: BillingService;
@@ -74,13 +77,16 @@ export function jobCatalogue(deps: JobCatalogueDeps): ScheduledJobSpec[] {
   const hygieneCursor: HygieneCursor = {};
   const bodies: Record<JobName, ScheduledJobSpec['run']> = {
     'memory-hygiene': async () => {
-      const report = await runHygiene(db, {
-        dryRun: false,
-        limit: config.hygiene.limit,
-        nearThreshold: config.dedupe.nearThreshold,
-        cursor: hygieneCursor,
-        ...(config.hygiene.budgetMs ? { budgetMs: config.hygiene.budgetMs } : {}),
-      });
+      const report = await runHygiene(
+        { db, events: deps.events },
+        {
+          dryRun: false,
+          limit: config.hygiene.limit,
+          nearThreshold: config.dedupe.nearThreshold,
+          cursor: hygieneCursor,
+          ...(config.hygiene.budgetMs ? { budgetMs: config.hygiene.budgetMs } : {}),
+        },
+      );
       if (report.expired.count + report.duplicates.count > 0) {
         logger.info(
           { expired: report.expired.count, duplicates: report.duplicates.count },

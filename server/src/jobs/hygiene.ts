@@ -1,5 +1,5 @@
 import type { Database } from '../db/client.js';
-import { eventOutbox, type DomainEvent } from '../db/queries/events.js';
+import type { DomainEvent, EventOutbox } from '../db/queries/events.js';
 import {
   archiveExpired,
   findExpired,
@@ -36,6 +36,13 @@ export interface HygieneOptions {
    * reached in turn. Without it each run starts at the first owner.
    */
   cursor?: HygieneCursor;
+}
+
+/** Where hygiene reads and changes memories, and the port its lifecycle events go through. */
+export interface HygienePorts {
+  db: Database;
+  /** The operations' own events port: each change's events land in the change's transaction. */
+  events: EventOutbox;
 }
 
 export interface HygieneCursor {
@@ -75,7 +82,10 @@ interface Compared {
  * rows at a time (one short transaction each, never one for the whole run), gives the event loop
  * back between steps ({@link JobPace}), and starts no batch once `budgetMs` is spent.
  */
-export async function runHygiene(db: Database, options: HygieneOptions): Promise<HygieneReport> {
+export async function runHygiene(
+  { db, events }: HygienePorts,
+  options: HygieneOptions,
+): Promise<HygieneReport> {
   const pace = new JobPace(options.budgetMs ?? DEFAULT_HYGIENE_BUDGET_MS);
   const batchSize = options.batchSize ?? HYGIENE_BATCH;
   const scope = options.workspaceId ? { workspaceId: options.workspaceId } : {};
@@ -95,7 +105,7 @@ export async function runHygiene(db: Database, options: HygieneOptions): Promise
     });
     examined += page.length;
     afterExpired = page.at(-1);
-    expired.push(...(options.dryRun ? page : await archivePage(db, page)));
+    expired.push(...(options.dryRun ? page : await archivePage(db, events, page)));
     if ((expiryDone = page.length < want)) break;
     await pace.yield();
   }
@@ -139,7 +149,7 @@ export async function runHygiene(db: Database, options: HygieneOptions): Promise
       else space.kept.push({ memory, shingles: wordShingles(memory.text) });
       await pace.yield();
     }
-    superseded.push(...(options.dryRun ? found : await supersedePage(db, page, found)));
+    superseded.push(...(options.dryRun ? found : await supersedePage(db, events, page, found)));
     if ((scanDone = page.length < want)) break;
     await pace.yield();
   }
@@ -182,7 +192,11 @@ function oldestMatch(
 }
 
 /** Archives a page of expired memories with their events, in one transaction; returns those archived. */
-async function archivePage(db: Database, page: ExpiredMemory[]): Promise<ExpiredMemory[]> {
+async function archivePage(
+  db: Database,
+  events: EventOutbox,
+  page: ExpiredMemory[],
+): Promise<ExpiredMemory[]> {
   if (page.length === 0) return [];
   return db.transaction(async (tx) => {
     const changed = new Set(
@@ -192,7 +206,7 @@ async function archivePage(db: Database, page: ExpiredMemory[]): Promise<Expired
       ),
     );
     const archived = page.filter((m) => changed.has(m.id));
-    await eventOutbox.emit(
+    await events.emit(
       tx,
       archived.map((memory): DomainEvent => ({
         kind: 'archived',
@@ -209,6 +223,7 @@ async function archivePage(db: Database, page: ExpiredMemory[]): Promise<Expired
 /** Supersedes a page's duplicates with their events, in one transaction; returns those changed. */
 async function supersedePage(
   db: Database,
+  events: EventOutbox,
   page: DuplicateCandidate[],
   found: Superseded[],
 ): Promise<Superseded[]> {
@@ -222,7 +237,7 @@ async function supersedePage(
     for (const [keptId, ids] of byKept)
       for (const id of await supersedeBy(tx, keptId, ids)) changed.add(id);
     const superseded = found.filter((d) => changed.has(d.memory_id));
-    await eventOutbox.emit(
+    await events.emit(
       tx,
       superseded.map((duplicate): DomainEvent => ({
         kind: 'replaced',

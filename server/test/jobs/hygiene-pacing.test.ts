@@ -1,6 +1,7 @@
 import { count, eq, and } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { eventOutbox } from '../../src/db/queries/events.js';
 import { memories } from '../../src/db/schema/index.js';
 import { runHygiene, type HygieneCursor } from '../../src/jobs/hygiene.js';
 import { canonicalHash } from '../../src/text/canonical.js';
@@ -97,14 +98,17 @@ describeDb('hygiene over a few thousand memories', () => {
 
   it('leaves a budgeted run unfinished and the next runs carry on from where it stopped', async () => {
     const cursor: HygieneCursor = {};
-    const first = await runHygiene(t.database.db, {
-      dryRun: true,
-      limit: 100_000,
-      nearThreshold,
-      budgetMs: 1,
-      batchSize: 50,
-      cursor,
-    });
+    const first = await runHygiene(
+      { db: t.database.db, events: eventOutbox },
+      {
+        dryRun: true,
+        limit: 100_000,
+        nearThreshold,
+        budgetMs: 1,
+        batchSize: 50,
+        cursor,
+      },
+    );
     expect(first.budget_exhausted).toBe(true);
     expect(first.scanned).toBeLessThan(OWNERS * PER_OWNER);
     // Runs limited to 700 memories each reach every owner in turn, the last one included: without
@@ -112,12 +116,15 @@ describeDb('hygiene over a few thousand memories', () => {
     cursor.after = undefined;
     let reported = 0;
     for (let run = 0; run < 5; run += 1) {
-      const report = await runHygiene(t.database.db, {
-        dryRun: true,
-        limit: 700,
-        nearThreshold,
-        cursor,
-      });
+      const report = await runHygiene(
+        { db: t.database.db, events: eventOutbox },
+        {
+          dryRun: true,
+          limit: 700,
+          nearThreshold,
+          cursor,
+        },
+      );
       reported += report.duplicates.count;
       if (cursor.after === undefined) break;
     }
@@ -138,11 +145,14 @@ describeDb('hygiene over a few thousand memories', () => {
         await sleep(20);
       }
     })();
-    const report = await runHygiene(t.database.db, {
-      dryRun: false,
-      limit: 100_000,
-      nearThreshold,
-    });
+    const report = await runHygiene(
+      { db: t.database.db, events: eventOutbox },
+      {
+        dryRun: false,
+        limit: 100_000,
+        nearThreshold,
+      },
+    );
     const busyMs = busy.stop();
     running = false;
     await searches;

@@ -2,7 +2,12 @@ import { sql as dsql, asc, eq } from 'drizzle-orm';
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { executeRows } from '../../src/db/client.js';
-import { lifecycleHistoryFor } from '../../src/db/queries/events.js';
+import {
+  eventOutbox,
+  lifecycleHistoryFor,
+  type DomainEvent,
+  type EventOutbox,
+} from '../../src/db/queries/events.js';
 import { domainEvents, memories } from '../../src/db/schema/index.js';
 import { runHygiene } from '../../src/jobs/hygiene.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
@@ -188,12 +193,15 @@ describeDb('domain events: one outbox, written with the change', () => {
       .set({ expiresAt: new Date(Date.now() - 60_000) })
       .where(eq(memories.id, expiring.body.memory_id));
     const mark = await lastSeq();
-    await runHygiene(t.database.db, {
-      dryRun: false,
-      limit: 1000,
-      workspaceId: t.tenant.workspaceId,
-      nearThreshold: 0.99,
-    });
+    await runHygiene(
+      { db: t.database.db, events: eventOutbox },
+      {
+        dryRun: false,
+        limit: 1000,
+        workspaceId: t.tenant.workspaceId,
+        nearThreshold: 0.99,
+      },
+    );
     expect((await since(mark)).filter((e) => e.memoryId === expiring.body.memory_id)).toEqual([
       {
         kind: 'archived',
@@ -202,6 +210,52 @@ describeDb('domain events: one outbox, written with the change', () => {
         relatedMemoryId: null,
       },
     ]);
+  });
+
+  it('expiry emits through the port it is handed: the rows are the ones it emitted', async () => {
+    const expiresAt = new Date(Date.now() - 120_000);
+    const expiring = await write({
+      text: 'Lale returns the library books',
+      user_id: 'lale',
+      extract: false,
+    });
+    await t.database.db
+      .update(memories)
+      .set({ expiresAt })
+      .where(eq(memories.id, expiring.body.memory_id));
+    const mark = await lastSeq();
+    const emitted: DomainEvent[] = [];
+    const recording: EventOutbox = {
+      emit: async (tx, events) => {
+        emitted.push(...events);
+        await eventOutbox.emit(tx, events);
+      },
+    };
+    const report = await runHygiene(
+      { db: t.database.db, events: recording },
+      { dryRun: false, limit: 1000, workspaceId: t.tenant.workspaceId, nearThreshold: 0.99 },
+    );
+    expect(report.expired.memory_ids).toContain(expiring.body.memory_id);
+    const archived = {
+      kind: 'archived',
+      workspaceId: t.tenant.workspaceId,
+      memoryId: expiring.body.memory_id,
+      rule: 'expiry',
+      details: { expires_at: expiresAt.toISOString() },
+    };
+    expect(emitted.filter((e) => e.memoryId === expiring.body.memory_id)).toEqual([archived]);
+    // Stored as emitted, and nothing hygiene changed went around the port.
+    const rows = (await eventsOf(t.tenant.workspaceId)).filter((e) => e.seq > mark);
+    expect(
+      rows.map(({ kind, workspaceId, memoryId, rule, relatedMemoryId, details }) => ({
+        kind,
+        workspaceId,
+        memoryId,
+        rule,
+        relatedMemoryId,
+        details,
+      })),
+    ).toEqual(emitted.map((e) => ({ relatedMemoryId: null, details: {}, ...e })));
   });
 
   it('a write or delete that fails leaves no event', async () => {

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { eventOutbox } from '../../src/db/queries/events.js';
 import { runHygiene } from '../../src/jobs/hygiene.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { describeDb } from '../support/db.js';
@@ -415,12 +416,15 @@ describeDb('lifecycle scenarios', () => {
           return (res.body.results as MemoryView[]).filter((m) => m.parent_memory_id === parentId);
         },
         hygiene: async () => {
-          await runHygiene(t.database.db, {
-            dryRun: false,
-            limit: 1000,
-            workspaceId: t.tenant.workspaceId,
-            nearThreshold: 0.9,
-          });
+          await runHygiene(
+            { db: t.database.db, events: eventOutbox },
+            {
+              dryRun: false,
+              limit: 1000,
+              workspaceId: t.tenant.workspaceId,
+              nearThreshold: 0.9,
+            },
+          );
         },
       };
       try {
