@@ -37,8 +37,7 @@ import { guard, type GuardedOperation, type PolicyMachinery } from './policy.js'
 import { replaySearch } from './replay-search.js';
 import { searchMemories } from './search-memories.js';
 import { sendFeedback } from './send-feedback.js';
-import { getMemoryBreakdown, getUsageHistory } from './usage-history.js';
-import { getUsageToday } from './usage.js';
+import { getMemoryBreakdown, getUsageHistory, getUsageToday } from './usage.js';
 import { writeMemory } from './write-memory.js';
 import {
   createWebhookEndpoint,
