@@ -1,4 +1,4 @@
-import { buildOpenApiDocument, contract } from '@mnemo/contract';
+import { buildOpenApiDocument } from '@mnemo/contract';
 import express, { type Express, type RequestHandler } from 'express';
 import { apiKeyAuth } from './http/auth.js';
 import { bodyLimit, jsonBody } from './http/body.js';
@@ -6,7 +6,6 @@ import { completion } from './http/completion.js';
 import { errorHandler, notFound } from './http/error-handler.js';
 import { deadlineFence, requestDeadline } from './http/deadline.js';
 import { methodGuard } from './http/method-guard.js';
-import { mountContract } from './http/mount.js';
 import { isLoopbackHost, originPolicy } from './http/origin.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
@@ -20,7 +19,7 @@ import { McpSessionStore } from './mcp/sessions.js';
 import { openRedis } from './limits/redis.js';
 import type { RedisConnection } from './config.js';
 import { MCP_PATH_VARIANTS, isMcpPath } from './mcp/paths.js';
-import { healthRoutes } from './routes/health.js';
+import { mountHealthRoutes } from './routes/health.js';
 import { mountMemoryRoutes } from './routes/memories.js';
 import { mountIngestRoutes } from './routes/ingest.js';
 import { mountLinkRoutes } from './routes/links.js';
@@ -101,7 +100,7 @@ export function createApp(
   );
 
   const healthRouter = express.Router();
-  mountContract(healthRouter, table, contract.health, healthRoutes(deps));
+  mountHealthRoutes(healthRouter, table, operations);
   app.use(healthRouter);
   app.use(consoleRoutes({ dir: config.dashboard.consoleDir }));
 
@@ -175,7 +174,11 @@ export function createApp(
   mountBillingRoutes(
     api,
     table,
-    { operations, billing: deps.billing, maxBodyBytes: config.maxBodyBytes },
+    {
+      operations,
+      verifyCallback: (callback) => deps.billing.verifySignature(callback),
+      maxBodyBytes: config.maxBodyBytes,
+    },
     tenant,
   );
   // Sign-in and session routes take tokens from anyone: bound them per client address.

@@ -13,7 +13,7 @@ import { runRetention } from './jobs/retention.js';
 import { jobSchedules } from './jobs/catalogue.js';
 import { scheduledJobsReport } from './jobs/status.js';
 import { ApiKeyService } from './services/api-keys/index.js';
-import type { DrainState } from './services/health.js';
+import { health, readiness, versionedHealth, type DrainState } from './services/health.js';
 import {
   localRevocations,
   redisRevocations,
@@ -171,6 +171,7 @@ export async function createDeps(
     },
   };
   const events = eventOutbox;
+  const drain: DrainState = { draining: false };
   const operations = createOperations(
     {
       reader: database.reader,
@@ -200,6 +201,11 @@ export async function createDeps(
             runner: config.databaseUrl ? 'pg-boss' : 'in-process',
           }),
         cleanupSessions: () => sessions.cleanup(),
+      },
+      health: {
+        health: () => health(config),
+        versionedHealth: () => versionedHealth(config, embeddings),
+        readiness: () => readiness({ database, apiKeys, limits, drain }),
       },
       apiKeys,
       console: consoleAccounts,
@@ -259,7 +265,7 @@ export async function createDeps(
     billing,
     dashboard,
     webhookSecrets,
-    drain: { draining: false },
+    drain,
     revocations,
   };
 }

@@ -7,6 +7,7 @@ import {
 import { ServiceError } from '../errors.js';
 import type { Request } from 'express';
 import type {
+  AnonymousCaller,
   Caller,
   DashboardSessionCaller,
   DashboardTokenCaller,
@@ -125,6 +126,22 @@ export function dashboardTokenCallerOf(req: CarryingRequest): DashboardTokenCall
     workspaceId: null,
     apiKeyId: null,
     via: 'dashboard_token',
+    requestId: req.requestId,
+    origin: originOf(req),
+    audited: auditedBy(req),
+  };
+}
+
+/** The caller of a public probe or of the payment callback: no workspace and no key. */
+export function anonymousCallerOf(
+  req: CarryingRequest,
+  via: AnonymousCaller['via'],
+): AnonymousCaller {
+  return {
+    door: 'rest',
+    workspaceId: null,
+    apiKeyId: null,
+    via,
     requestId: req.requestId,
     origin: originOf(req),
     audited: auditedBy(req),

@@ -3,8 +3,10 @@ import {
   type BillingStatusResponse,
   type CheckoutRequest,
   type CheckoutResponse,
+  type PaymentCallbackBody,
+  type PaymentCallbackResponse,
 } from '@mnemo/contract';
-import type { OperationContext } from './context.js';
+import type { AnonymousCaller, OperationContext } from './context.js';
 import { defineOperation } from './operation.js';
 
 /** GET /v1/billing/status */
@@ -23,4 +25,17 @@ export const createCheckout = defineOperation<
   Pick<OperationContext, 'billing'>
 >('createCheckout', contract.billing.createCheckout, async (ctx, { caller, input }) => ({
   output: await ctx.billing.checkout(caller.workspaceId, input),
+}));
+
+/**
+ * POST /v1/billing/webhook: the provider's callback, its signature already verified by the door.
+ * Answered 200 whatever the outcome, so that the provider does not retry.
+ */
+export const receivePaymentCallback = defineOperation<
+  PaymentCallbackBody,
+  PaymentCallbackResponse,
+  Pick<OperationContext, 'billing'>,
+  AnonymousCaller
+>('receivePaymentCallback', contract.billing.receivePaymentCallback, async (ctx, { input }) => ({
+  output: { received: true, outcome: await ctx.billing.receiveCallback(input) },
 }));

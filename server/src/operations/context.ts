@@ -1,5 +1,8 @@
 import type {
+  HealthResponse,
   MemoryHygieneReport,
+  ReadyResponse,
+  VersionedHealthResponse,
   MemoryRetentionReport,
   ScheduledJobsReport,
 } from '@mnemo/contract';
@@ -51,6 +54,8 @@ export interface OperationContext {
   billing: BillingService;
   /** Operator maintenance (hygiene, retention, session cleanup). */
   maintenance: Maintenance;
+  /** What liveness and readiness report (the version, the provider, the dependency probes). */
+  health: HealthProbe;
   /** Mints, hashes and forgets API keys (a revoked key leaves every instance's cache). */
   apiKeys: ApiKeyService;
   /** The console's sign-in: who a token names, the sessions, and what one user may own. */
@@ -201,10 +206,34 @@ export interface DashboardTokenCaller {
 }
 
 /**
- * Whoever may call an operation: a tenant (key, session, internal subrequest), a console user
- * (session or sign-in token) or an operator.
+ * A caller with no workspace and no key: a public probe (health, readiness), or the payment
+ * provider, whose signature over the callback the door has verified.
  */
-export type AnyCaller = Caller | OperatorCaller | DashboardSessionCaller | DashboardTokenCaller;
+export interface AnonymousCaller {
+  door: 'rest';
+  workspaceId: null;
+  apiKeyId: null;
+  via: 'public' | 'payment_callback';
+  requestId: string;
+  consistency?: undefined;
+  origin: Caller['origin'];
+  audited(): void;
+}
+
+/**
+ * Whoever may call an operation: a tenant (key, session, internal subrequest), a console user
+ * (session or sign-in token), an operator, or an anonymous caller (public probe, payment provider).
+ */
+export type AnyCaller =
+  Caller | OperatorCaller | DashboardSessionCaller | DashboardTokenCaller | AnonymousCaller;
+
+/** Liveness and readiness, built by the composition root over the process's dependencies. */
+export interface HealthProbe {
+  health(): HealthResponse;
+  versionedHealth(): VersionedHealthResponse;
+  /** Probes the database, the key salt and Redis (each bounded); not ready while draining. */
+  readiness(): Promise<ReadyResponse>;
+}
 
 /**
  * Operator maintenance that the scheduled jobs run too, handed to the operations by the composition

@@ -10,7 +10,7 @@ import {
 } from './admin.js';
 import { createApiKey, createWorkspace, listApiKeys, revokeApiKey } from './api-keys.js';
 import { getAuditLog, getPruningMetrics } from './audit.js';
-import { createCheckout, getBillingStatus } from './billing.js';
+import { createCheckout, getBillingStatus, receivePaymentCallback } from './billing.js';
 import { getConnectorSettings, updateConnectorSettings } from './connectors.js';
 import type { AnyCaller, OperationContext } from './context.js';
 import {
@@ -26,6 +26,7 @@ import {
 } from './dashboard.js';
 import { deleteMemory } from './delete-memory.js';
 import { getContext } from './get-context.js';
+import { getHealth, getReadiness, getVersionedHealth } from './health.js';
 import { getMemory } from './get-memory.js';
 import { ingest, ingestConversation } from './ingest.js';
 import { listMemories } from './list-memories.js';
@@ -51,6 +52,7 @@ import {
 } from './webhooks.js';
 
 export type {
+  AnonymousCaller,
   Caller,
   CallerVia,
   DashboardSessionCaller,
@@ -121,6 +123,10 @@ export const OPERATIONS = {
   listDashboardApiKeys,
   createDashboardApiKey,
   revokeDashboardApiKey,
+  receivePaymentCallback,
+  getHealth,
+  getVersionedHealth,
+  getReadiness,
 } as const;
 
 type Definitions = typeof OPERATIONS;
@@ -204,5 +210,9 @@ export function createOperations(ctx: OperationContext, machinery: PolicyMachine
     listDashboardApiKeys: guard(listDashboardApiKeys, ctx, machinery),
     createDashboardApiKey: guard(createDashboardApiKey, ctx, machinery),
     revokeDashboardApiKey: guard(revokeDashboardApiKey, ctx, machinery),
+    receivePaymentCallback: guard(receivePaymentCallback, ctx, machinery),
+    getHealth: guard(getHealth, ctx, machinery),
+    getVersionedHealth: guard(getVersionedHealth, ctx, machinery),
+    getReadiness: guard(getReadiness, ctx, machinery),
   };
 }

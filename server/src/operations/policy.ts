@@ -31,10 +31,10 @@ export type GuardedOperation<I, O, K extends AnyCaller = Caller> = (
   input: I,
 ) => Promise<O>;
 
-/** The caller kinds each auth mode admits (public routes and the payment callback run no operation). */
+/** The caller kinds each auth mode admits. */
 const ADMITTED: Record<RouteAuth, readonly AnyCaller['via'][]> = {
-  public: [],
-  payment_callback: [],
+  public: ['public'],
+  payment_callback: ['payment_callback'],
   api_key_or_session: ['api_key', 'session', 'internal'],
   admin_api_key: ['api_key'],
   admin_token: ['admin_token'],
@@ -99,7 +99,8 @@ export function guard<I, O, C, K extends AnyCaller>(
     let audited = false;
     try {
       // An operator operation runs for the admin token only, a console one for its sessions or
-      // sign-in tokens, a tenant one for keys, tenant sessions and (where allowed) subrequests.
+      // sign-in tokens, a tenant one for keys, tenant sessions and (where allowed) subrequests,
+      // the payment callback for the provider only.
       checkAuth(policies, caller);
       // Costs are charged to a workspace: operator operations carry no cost kind.
       if (estimate && machinery.aiCost && caller.workspaceId !== null) {

@@ -3,29 +3,29 @@ import { initServer } from '@ts-rest/express';
 import type { IRouter, RequestHandler } from 'express';
 import { mountContract } from '../http/mount.js';
 import { paymentCallbackAuth } from '../http/payment-callback.js';
-import { callerOf } from '../http/request-inputs.js';
+import { anonymousCallerOf, callerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import { ServiceError } from '../errors.js';
 import type { Operations } from '../operations/index.js';
-import type { BillingService } from '../services/billing.js';
 
 const s = initServer();
 
 /**
  * Billing routes. `middleware` is the tenant chain (API key, limits); the callback passes the
- * API-key check (its auth is `payment_callback`) and is verified by its own middleware.
+ * API-key check (its auth is `payment_callback`) and is verified by its own middleware, the
+ * door's check of the provider's signature.
  */
 export function mountBillingRoutes(
   target: IRouter,
   table: RouteTable,
   {
     operations,
-    billing,
+    verifyCallback,
     maxBodyBytes,
   }: {
-    operations: Pick<Operations, 'getBillingStatus' | 'createCheckout'>;
-    /** The payment callback's own verification and receipt (the provider calls it, no tenant). */
-    billing: Pick<BillingService, 'verifySignature' | 'receiveCallback'>;
+    operations: Pick<Operations, 'getBillingStatus' | 'createCheckout' | 'receivePaymentCallback'>;
+    /** Whether the provider signed the callback (the provider calls it, no tenant). */
+    verifyCallback: Parameters<typeof paymentCallbackAuth>[0]['verify'];
     maxBodyBytes: number;
   },
   middleware: RequestHandler[],
@@ -40,13 +40,13 @@ export function mountBillingRoutes(
       body: await operations.createCheckout(callerOf(req, 'rest'), body),
     }),
     receivePaymentCallback: {
-      middleware: paymentCallbackAuth({
-        verify: (callback) => billing.verifySignature(callback),
-        maxBytes: maxBodyBytes,
-      }),
-      handler: async ({ body }) => ({
+      middleware: paymentCallbackAuth({ verify: verifyCallback, maxBytes: maxBodyBytes }),
+      handler: async ({ req, body }) => ({
         status: 200,
-        body: { received: true as const, outcome: await billing.receiveCallback(body) },
+        body: await operations.receivePaymentCallback(
+          anonymousCallerOf(req, 'payment_callback'),
+          body,
+        ),
       }),
     },
     openBillingPortal: async () => {

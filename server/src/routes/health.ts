@@ -1,27 +1,32 @@
 import { contract } from '@mnemo/contract';
 import { initServer } from '@ts-rest/express';
-import type { AppConfig } from '../config.js';
-import type { EmbeddingProvider } from '../providers/embeddings/index.js';
-import { health, readiness, versionedHealth } from '../services/health.js';
+import type { IRouter } from 'express';
+import { mountContract } from '../http/mount.js';
+import { anonymousCallerOf } from '../http/request-inputs.js';
+import type { RouteTable } from '../http/route-table.js';
+import type { Operations } from '../operations/index.js';
 
 const s = initServer();
 
-/** What health and readiness report on. */
-export type HealthRouteDeps = Parameters<typeof readiness>[0] & {
-  config: AppConfig;
-  embeddings: EmbeddingProvider;
-};
-
-export function healthRoutes(deps: HealthRouteDeps) {
-  return s.router(contract.health, {
-    getHealth: async () => ({ status: 200, body: health(deps.config) }),
-    getVersionedHealth: async () => ({
+/** Liveness and readiness (public): a load balancer takes an instance out on a 503 from /ready. */
+export function mountHealthRoutes(
+  target: IRouter,
+  table: RouteTable,
+  operations: Pick<Operations, 'getHealth' | 'getVersionedHealth' | 'getReadiness'>,
+): void {
+  const implementation = s.router(contract.health, {
+    getHealth: async ({ req }) => ({
       status: 200,
-      body: versionedHealth(deps.config, deps.embeddings),
+      body: await operations.getHealth(anonymousCallerOf(req, 'public'), undefined),
     }),
-    getReadiness: async () => {
-      const body = await readiness(deps);
+    getVersionedHealth: async ({ req }) => ({
+      status: 200,
+      body: await operations.getVersionedHealth(anonymousCallerOf(req, 'public'), undefined),
+    }),
+    getReadiness: async ({ req }) => {
+      const body = await operations.getReadiness(anonymousCallerOf(req, 'public'), undefined);
       return body.status === 'ready' ? { status: 200, body } : { status: 503, body };
     },
   });
+  mountContract(target, table, contract.health, implementation);
 }

@@ -2,13 +2,16 @@ import type { NewAuditRecord } from '../../src/db/schema/index.js';
 import { ServiceError } from '../../src/errors.js';
 import { getBillingHealth } from '../../src/operations/admin.js';
 import { createWorkspace } from '../../src/operations/api-keys.js';
+import { receivePaymentCallback } from '../../src/operations/billing.js';
 import type {
+  AnonymousCaller,
   Caller,
   DashboardSessionCaller,
   DashboardTokenCaller,
   OperatorCaller,
 } from '../../src/operations/context.js';
 import { bootstrapDashboard, logoutDashboard } from '../../src/operations/dashboard.js';
+import { getReadiness } from '../../src/operations/health.js';
 import { guard, type PolicyMachinery } from '../../src/operations/policy.js';
 import { getUsageToday } from '../../src/operations/usage.js';
 import { describe, expect, it } from 'vitest';
@@ -159,5 +162,46 @@ describe('console callers: a session or a sign-in token, each only where its mod
       code: 'FORBIDDEN',
     });
     expect(m.records.map((r) => r.status)).toEqual([403, 403]);
+  });
+});
+
+describe('anonymous callers: a public probe and the payment provider', () => {
+  const anonymous = (via: AnonymousCaller['via']): AnonymousCaller => ({
+    door: 'rest',
+    workspaceId: null,
+    apiKeyId: null,
+    via,
+    requestId: `${via}-1`,
+    origin,
+    audited: () => {},
+  });
+  const ready = { status: 'ready', checks: { database: 'ok', key_salt: 'ok' } } as const;
+  const ctx = { health: { readiness: async () => ready } };
+
+  it('a probe runs a public operation, audited without a workspace', async () => {
+    const m = machinery();
+    await expect(
+      guard(getReadiness, ctx as never, m)(anonymous('public'), undefined),
+    ).resolves.toBe(ready);
+    expect(m.records).toEqual([
+      expect.objectContaining({ workspaceId: null, route: '/ready', status: 200 }),
+    ]);
+  });
+
+  it('neither may run a tenant operation, nor the other’s', async () => {
+    const receipts: unknown[] = [];
+    const billing = { receiveCallback: async (body: unknown) => receipts.push(body) };
+    await expect(
+      guard(receivePaymentCallback, { billing } as never, machinery())(anonymous('public'), {}),
+    ).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(
+      guard(getReadiness, ctx as never, machinery())(anonymous('payment_callback'), undefined),
+    ).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    for (const via of ['public', 'payment_callback'] as const) {
+      await expect(
+        guard(getUsageToday, {} as never, machinery())(anonymous(via) as never, undefined),
+      ).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    }
+    expect(receipts).toEqual([]);
   });
 });
