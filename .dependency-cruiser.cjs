@@ -119,6 +119,15 @@ module.exports = {
       to: { path: '^server/src/db/(?:queries|schema)/' },
     },
     {
+      name: 'routes-through-operations',
+      comment:
+        'A REST handler decodes, calls an operation and encodes: it reaches no service, query, ' +
+        'provider or job (what HTTP itself needs, such as the session check, comes from http/).',
+      severity: 'error',
+      from: { path: '^server/src/routes/' },
+      to: { path: '^server/src/(?:services|db|providers|text|jobs)/' },
+    },
+    {
       name: 'server-files-in-a-layer',
       comment:
         'Every server module belongs to the lower or the upper floor (a new folder or top-level ' +

@@ -7,7 +7,6 @@ import { mountContract } from '../http/mount.js';
 import { dashboardSessionCallerOf, dashboardTokenCallerOf } from '../http/request-inputs.js';
 import type { RouteTable } from '../http/route-table.js';
 import type { Operations } from '../operations/index.js';
-import type { DashboardSessions } from '../services/dashboard/sessions.js';
 
 /** The operations behind the console's routes. */
 export type DashboardOperations = Pick<
@@ -36,8 +35,8 @@ export function mountDashboardRoutes(
   target: IRouter,
   table: RouteTable,
   operations: DashboardOperations,
-  /** The session check: one store per app, shared with tenant session auth. */
-  sessions: DashboardSessions,
+  /** The session check's store: one per app, shared with tenant session auth. */
+  sessions: Parameters<typeof dashboardSessionAuth>[0]['sessions'],
   /** Per-address request limits, before the session check. */
   limits: RequestHandler[] = [],
 ): void {
