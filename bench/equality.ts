@@ -124,6 +124,10 @@ function withoutIdentity(text: string): string {
   );
 }
 
+/** A request's kind for the report: whose, and which path or search mode. */
+const kindOf = (request: Request) =>
+  `${request.body.user_id === HEAVY_OWNER ? 'heavy' : 'owner'} ${request.path === '/v1/context' ? 'context' : String(request.body.search_mode ?? 'filtered')}`;
+
 /** What two answers' result lists share: overlap of texts, largest score gap of shared texts. */
 function resultGap(a: string, b: string): { overlap: number; scoreGap: number; size: number } {
   const results = (text: string) =>
@@ -166,7 +170,7 @@ async function compare(
     again = again.map(withoutIdentity);
   }
   let differ = 0;
-  const gaps: Array<ReturnType<typeof resultGap>> = [];
+  const gaps: Array<ReturnType<typeof resultGap> & { kind: string }> = [];
   let unstable = 0;
   let drift = 0;
   list.forEach((request, i) => {
@@ -180,7 +184,7 @@ async function compare(
       return;
     }
     differ += 1;
-    if (SEPARATE) gaps.push(resultGap(base[i]!, ours[i]!));
+    if (SEPARATE) gaps.push({ ...resultGap(base[i]!, ours[i]!), kind: kindOf(request) });
     if (differ <= 3)
       log(
         `${label}: differs: ${JSON.stringify(request.body)}\n  base ${base[i]}\n  ours ${ours[i]}`,
@@ -199,6 +203,15 @@ async function compare(
     log(
       `${label}: of the ${gaps.length} that differ, ${sameSet} hold the same results (order or scores moved); mean overlap ${meanOverlap.toFixed(3)}, min ${Math.min(...gaps.map((g) => g.overlap / Math.max(1, g.size))).toFixed(2)}; largest score gap of a shared result ${Math.max(...gaps.map((g) => g.scoreGap)).toFixed(4)}`,
     );
+
+    const kinds = [...new Set(gaps.map((g) => g.kind))].sort();
+    for (const kind of kinds) {
+      const of = gaps.filter((g) => g.kind === kind);
+      const total = list.filter((request) => kindOf(request) === kind).length;
+      log(
+        `  ${kind}: ${of.length} of ${total} differ, ${of.filter((g) => g.overlap === g.size).length} with the same results; mean overlap ${(of.reduce((n, g) => n + g.overlap / Math.max(1, g.size), 0) / of.length).toFixed(3)}; largest score gap ${Math.max(...of.map((g) => g.scoreGap)).toFixed(4)}`,
+      );
+    }
   }
   return differ;
 }
