@@ -72,7 +72,7 @@ async function load(databaseUrl: string, migrate: boolean): Promise<void> {
       bootstrapApiKey: API_KEY,
       bootstrapWorkspaceName: 'bench',
     });
-    const loader = bulkLoader(localEmbedder(), boot.workspaceId!);
+    const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
     loader.attach(handle.db);
     await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
     await loader.load(

@@ -222,7 +222,7 @@ async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise
     bootstrapApiKey: API_KEY,
     bootstrapWorkspaceName: 'bench',
   });
-  const loader = bulkLoader(localEmbedder(), boot.workspaceId!);
+  const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
   loader.attach(db);
   await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
   await loader.load(
