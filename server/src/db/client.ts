@@ -173,9 +173,9 @@ export function statementPoolOf(db: Reader): StatementPool | undefined {
  */
 export const SESSION_SETTINGS = {
   'hnsw.iterative_scan': 'relaxed_order',
-  // The graph search's breadth. At pgvector's default (40) recall@10 of a 10k-memory owner's
-  // vector stage against exact search was 0.87; at 150 it is 0.99, for about 1 ms more per
-  // search of such an owner (owners small enough for an exact scan never reach the index).
+  // The graph search's breadth: at pgvector's default (40) a 10k-memory owner's vector stage
+  // missed about a tenth of its exact top 10; 150 keeps recall@10 at 0.98 or more (bench
+  // `recall` phase). Owners small enough for an exact scan never reach the index.
   'hnsw.ef_search': '150',
   // Recall reads one owner's rows: starting parallel workers for such small scans costs more
   // than it saves (seen in the speed bench's plans).

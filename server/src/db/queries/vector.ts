@@ -13,18 +13,18 @@ export function assertEmbeddingDimension(dimension: number): void {
   }
 }
 
-/**
- * `embedding_dimension = N` with N inlined as a literal, never a bound parameter: the planner can
- * only pick the partial index `memory_chunks_embedding_<N>_hnsw` when it can prove the index
- * predicate at plan time, which a generic plan of a prepared statement with `= $1` cannot
- * (checked with plan_cache_mode = force_generic_plan: sequential scan).
- */
 /** The stored embedding's type at `dimension`, e.g. `halfvec(384)`: what index expressions and comparisons cast to. */
 export function embeddingType(dimension: number): string {
   assertEmbeddingDimension(dimension);
   return `halfvec(${dimension})`;
 }
 
+/**
+ * `embedding_dimension = N` with N inlined as a literal, never a bound parameter: the planner can
+ * only pick the partial index `memory_chunks_embedding_<N>_hnsw` when it can prove the index
+ * predicate at plan time, which a generic plan of a prepared statement with `= $1` cannot
+ * (checked with plan_cache_mode = force_generic_plan: sequential scan).
+ */
 export function embeddingDimensionIs(dimension: number): SQL {
   assertEmbeddingDimension(dimension);
   return sql`${memoryChunks.embeddingDimension} = ${sql.raw(String(dimension))}`;

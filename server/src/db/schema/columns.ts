@@ -19,7 +19,7 @@ export function parseVectorLiteral(value: string): number[] {
  * An untyped pgvector half-precision column (`halfvec`, no dimension), so one column can hold
  * embeddings from providers of different dimensions; queries cast it to `halfvec(N)` per
  * dimension. Half precision halves the stored vectors and their HNSW index; nearest-neighbour
- * order barely moves (recall of the vector stage against exact float4 search: bench/README.md).
+ * order does not move (recall of the vector stage against exact search: bench/README.md).
  */
 export const halfvec = customType<{ data: number[]; driverData: string }>({
   dataType() {
