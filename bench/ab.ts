@@ -13,7 +13,9 @@
  * Environment: `BENCH_AB_SIZE` (regular memories, 10k; the heavy owner's 10k on top),
  * `BENCH_AB_COUNT` (search and context requests per server and row, 600), `BENCH_AB_WRITES`
  * (writes per server and row, 800), `BENCH_AB_BLOCK` (50; writes at concurrency 50: 200),
- * `BENCH_AB_PHASES` (`search,writes`), `BENCH_SEED`, `BENCH_DATABASE_URL`.
+ * `BENCH_AB_PHASES` (`search,writes`), `BENCH_SEED`, `BENCH_DATABASE_URL`. `BENCH_AB_SEPARATE=1`:
+ * each server on a database of its own, migrated by its own tree and loaded with the same data
+ * (for a change of the schema the base does not hold); PostgreSQL CPU is then each database's.
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -47,6 +49,8 @@ const WRITES = Number(process.env.BENCH_AB_WRITES ?? 800);
 const PHASES = new Set(
   (process.env.BENCH_AB_PHASES ?? 'search,writes').split(',').map((phase) => phase.trim()),
 );
+/** Each server on a database of its own (migrated by its own tree): for a change of the schema. */
+const SEPARATE = process.env.BENCH_AB_SEPARATE === '1';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
@@ -55,43 +59,82 @@ const post = async (base: string, path: string, body: unknown): Promise<void> =>
   await postJson(base, path, API_KEY, body);
 };
 
+/** The data set, loaded with this tree's bulk loader (no migration when the base owns the schema). */
+async function load(databaseUrl: string, migrate: boolean): Promise<void> {
+  const handle = await openDatabase({
+    databaseUrl,
+    migrate,
+    timeouts: { statementMs: 0, lockMs: 0 },
+  });
+  try {
+    const apiKeys = await ApiKeyService.create(handle.db);
+    const boot = await ensureBootstrapWorkspace(handle.db, apiKeys, {
+      bootstrapApiKey: API_KEY,
+      bootstrapWorkspaceName: 'bench',
+    });
+    const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
+    loader.attach(handle.db);
+    await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
+    await loader.load(
+      (function* () {
+        for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
+      })(),
+    );
+    log(`loaded ${loader.stored} memories`);
+  } finally {
+    await handle.close();
+  }
+}
+
 async function main(): Promise<void> {
   if (!BASE) throw new Error('set BENCH_AB_BASE to the checkout to compare with');
   const bench = await createBenchDatabase(ADMIN_URL, undefined);
+  const baseBench = SEPARATE ? await createBenchDatabase(ADMIN_URL, undefined) : bench;
   const raw = readingClient(bench.databaseUrl);
-  const servers: Array<{ name: string; server: ServerProcess }> = [];
+  const baseRaw = SEPARATE ? readingClient(baseBench.databaseUrl) : raw;
+  const servers: Array<{
+    name: string;
+    server: ServerProcess;
+    database: { raw: typeof raw; name: string };
+  }> = [];
   try {
-    const handle = await openDatabase({
-      databaseUrl: bench.databaseUrl,
-      timeouts: { statementMs: 0, lockMs: 0 },
-    });
-    try {
-      const apiKeys = await ApiKeyService.create(handle.db);
-      const boot = await ensureBootstrapWorkspace(handle.db, apiKeys, {
-        bootstrapApiKey: API_KEY,
-        bootstrapWorkspaceName: 'bench',
-      });
-      const loader = bulkLoader(localEmbedder(), boot.workspaceId!);
-      loader.attach(handle.db);
-      await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
-      await loader.load(
-        (function* () {
-          for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
-        })(),
-      );
-      log(`loaded ${loader.stored} memories`);
-    } finally {
-      await handle.close();
-    }
-    await raw.unsafe('vacuum analyze');
     const env = {
       DATABASE_URL: bench.databaseUrl,
       MNEMO_BOOTSTRAP_API_KEY: API_KEY,
       MNEMO_BOOTSTRAP_WORKSPACE: 'bench',
     };
-    servers.push({ name: 'before', server: await startServer(env, 120_000, resolve(BASE)) });
-    servers.push({ name: 'after', server: await startServer(env, 120_000, REPO_ROOT) });
+    const baseEnv = { ...env, DATABASE_URL: baseBench.databaseUrl };
+    if (SEPARATE) {
+      // The base's schema: its server migrates the empty database on start.
+      await (await startServer(baseEnv, 120_000, resolve(BASE))).stop();
+      await load(baseBench.databaseUrl, false);
+    }
+    await load(bench.databaseUrl, true);
+    await raw.unsafe('vacuum analyze');
+    if (SEPARATE) {
+      await baseRaw.unsafe('vacuum analyze');
+      for (const [name, client] of [
+        ['before', baseRaw],
+        ['after', raw],
+      ] as const) {
+        const [size] = await client<
+          { bytes: string }[]
+        >`select pg_database_size(current_database())::text as bytes`;
+        log(`${name}: database ${(Number(size?.bytes) / 2 ** 20).toFixed(1)} MiB`);
+      }
+    }
+    servers.push({
+      name: 'before',
+      server: await startServer(baseEnv, 120_000, resolve(BASE)),
+      database: { raw: baseRaw, name: baseBench.name },
+    });
+    servers.push({
+      name: 'after',
+      server: await startServer(env, 120_000, REPO_ROOT),
+      database: { raw, name: bench.name },
+    });
     await maintenanceDone(raw, bench.name);
+    if (SEPARATE) await maintenanceDone(baseRaw, baseBench.name);
     const qs = questions(SEED, COUNT);
     const payload = (i: number, scope: string, path: string) => ({
       query: qs[i % qs.length]!,
@@ -124,12 +167,12 @@ async function main(): Promise<void> {
       for (let start = 0, k = 0; start < count; start += block, k += 1) {
         for (let j = 0; j < servers.length; j += 1) {
           const index = (j + k) % servers.length;
-          const { server, name } = servers[index]!;
+          const { server, name, database } = servers[index]!;
           const s = series[index]!;
           const probe = {
             pid: server.pid,
             statements: () => server.statements(),
-            database: { raw, name: bench.name },
+            database,
           };
           const [timed, cost] = await measured(probe, () =>
             timeLoad(start, Math.min(count, start + block), row.concurrency, (i) =>
@@ -217,6 +260,10 @@ async function main(): Promise<void> {
   } finally {
     for (const { server } of servers) await server.stop();
     await raw.end({ timeout: 5 });
+    if (SEPARATE) {
+      await baseRaw.end({ timeout: 5 });
+      await baseBench.drop();
+    }
     await bench.drop();
   }
 }

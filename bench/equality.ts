@@ -12,6 +12,12 @@
  * Environment: `BENCH_EQUALITY_SIZE` (regular memories, default 10k; the heavy owner's 10k come
  * on top), `BENCH_EQUALITY_QUERIES` (questions, default 60), `BENCH_EQUALITY_BACKENDS`
  * (`postgres,pglite`), `BENCH_DATABASE_URL`, `BENCH_SEED`.
+ *
+ * `BENCH_EQUALITY_SEPARATE=1`: for a change of the stored data's shape (a migration the base does
+ * not know, e.g. the embeddings' type), each server gets a database of its own, migrated by its
+ * own tree and loaded with the same data. Ids and timestamps then differ, so answers are compared
+ * without them (by texts, order and scores); a difference is reported with the overlap of the two
+ * result lists and the largest score difference of the results both hold.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -41,6 +47,7 @@ const BACKENDS = (process.env.BENCH_EQUALITY_BACKENDS ?? 'postgres,pglite').spli
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
+const SEPARATE = process.env.BENCH_EQUALITY_SEPARATE === '1';
 const log = (line: string) => process.stderr.write(`[equality] ${line}\n`);
 
 interface Request {
@@ -104,20 +111,66 @@ function bracketed(before: string, ours: string, after: string): boolean {
   });
 }
 
-async function compare(env: Record<string, string>, label: string): Promise<number> {
+/** An answer without what differs between two databases of the same data: ids and timestamps. */
+function withoutIdentity(text: string): string {
+  return JSON.stringify(JSON.parse(text), (key, value: unknown) =>
+    key === 'id' ||
+    key.endsWith('_id') ||
+    key.endsWith('_ids') ||
+    key.endsWith('_at') ||
+    key === 'request_id'
+      ? undefined
+      : value,
+  );
+}
+
+/** A request's kind for the report: whose, and which path or search mode. */
+const kindOf = (request: Request) =>
+  `${request.body.user_id === HEAVY_OWNER ? 'heavy' : 'owner'} ${request.path === '/v1/context' ? 'context' : String(request.body.search_mode ?? 'filtered')}`;
+
+/** What two answers' result lists share: overlap of texts, largest score gap of shared texts. */
+function resultGap(a: string, b: string): { overlap: number; scoreGap: number; size: number } {
+  const results = (text: string) =>
+    ((JSON.parse(text) as { results?: Array<{ text?: string; score: number }> }).results ?? []).map(
+      (r) => ({ text: String(r.text), score: r.score }),
+    );
+  const [x, y] = [results(a), results(b)];
+  const scoreOf = new Map(y.map((r) => [r.text, r.score]));
+  let overlap = 0;
+  let scoreGap = 0;
+  for (const r of x) {
+    const other = scoreOf.get(r.text);
+    if (other === undefined) continue;
+    overlap += 1;
+    scoreGap = Math.max(scoreGap, Math.abs(other - r.score));
+  }
+  return { overlap, scoreGap, size: Math.max(x.length, y.length) };
+}
+
+async function compare(
+  env: Record<string, string>,
+  label: string,
+  baseEnv: Record<string, string> = env,
+): Promise<number> {
   const list = requests();
   const run = async (root: string) => {
-    const server = await startServer(env, 120_000, root);
+    const server = await startServer(root === REPO_ROOT ? env : baseEnv, 120_000, root);
     try {
       return await answers(server.base, list);
     } finally {
       await server.stop();
     }
   };
-  const base = await run(resolve(BASE!));
-  const ours = await run(REPO_ROOT);
-  const again = await run(resolve(BASE!));
+  let base = await run(resolve(BASE!));
+  let ours = await run(REPO_ROOT);
+  let again = await run(resolve(BASE!));
+  if (SEPARATE) {
+    base = base.map(withoutIdentity);
+    ours = ours.map(withoutIdentity);
+    again = again.map(withoutIdentity);
+  }
   let differ = 0;
+  const gaps: Array<ReturnType<typeof resultGap> & { kind: string }> = [];
   let unstable = 0;
   let drift = 0;
   list.forEach((request, i) => {
@@ -131,6 +184,7 @@ async function compare(env: Record<string, string>, label: string): Promise<numb
       return;
     }
     differ += 1;
+    if (SEPARATE) gaps.push({ ...resultGap(base[i]!, ours[i]!), kind: kindOf(request) });
     if (differ <= 3)
       log(
         `${label}: differs: ${JSON.stringify(request.body)}\n  base ${base[i]}\n  ours ${ours[i]}`,
@@ -143,6 +197,22 @@ async function compare(env: Record<string, string>, label: string): Promise<numb
   log(
     `${label}: ${list.length} requests (${results} search results), ${differ} differ; ${unstable} differ between the two runs of the base, ${drift} of ours only by scores between theirs (the clock)`,
   );
+  if (gaps.length > 0) {
+    const sameSet = gaps.filter((g) => g.overlap === g.size).length;
+    const meanOverlap = gaps.reduce((n, g) => n + g.overlap / Math.max(1, g.size), 0) / gaps.length;
+    log(
+      `${label}: of the ${gaps.length} that differ, ${sameSet} hold the same results (order or scores moved); mean overlap ${meanOverlap.toFixed(3)}, min ${Math.min(...gaps.map((g) => g.overlap / Math.max(1, g.size))).toFixed(2)}; largest score gap of a shared result ${Math.max(...gaps.map((g) => g.scoreGap)).toFixed(4)}`,
+    );
+
+    const kinds = [...new Set(gaps.map((g) => g.kind))].sort();
+    for (const kind of kinds) {
+      const of = gaps.filter((g) => g.kind === kind);
+      const total = list.filter((request) => kindOf(request) === kind).length;
+      log(
+        `  ${kind}: ${of.length} of ${total} differ, ${of.filter((g) => g.overlap === g.size).length} with the same results; mean overlap ${(of.reduce((n, g) => n + g.overlap / Math.max(1, g.size), 0) / of.length).toFixed(3)}; largest score gap ${Math.max(...of.map((g) => g.scoreGap)).toFixed(4)}`,
+      );
+    }
+  }
   return differ;
 }
 
@@ -152,7 +222,7 @@ async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise
     bootstrapApiKey: API_KEY,
     bootstrapWorkspaceName: 'bench',
   });
-  const loader = bulkLoader(localEmbedder(), boot.workspaceId!);
+  const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
   loader.attach(db);
   await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
   await loader.load(
@@ -163,36 +233,63 @@ async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise
   log(`loaded ${loader.stored} memories`);
 }
 
+/** The base's schema on an empty database: its server migrates on start. */
+async function migrateByBase(env: Record<string, string>): Promise<void> {
+  const server = await startServer(env, 120_000, resolve(BASE!));
+  await server.stop();
+}
+
 async function main(): Promise<void> {
   if (!BASE) throw new Error('set BENCH_EQUALITY_BASE to the checkout to compare with');
   const env = { MNEMO_BOOTSTRAP_API_KEY: API_KEY, MNEMO_BOOTSTRAP_WORKSPACE: 'bench' };
   let failures = 0;
   if (BACKENDS.includes('postgres')) {
     const bench = await createBenchDatabase(ADMIN_URL, undefined);
+    const baseBench = SEPARATE ? await createBenchDatabase(ADMIN_URL, undefined) : undefined;
     try {
-      const handle = await openDatabase({ databaseUrl: bench.databaseUrl });
-      try {
-        await load(handle.db);
-      } finally {
-        await handle.close();
+      if (baseBench) await migrateByBase({ ...env, DATABASE_URL: baseBench.databaseUrl });
+      for (const target of [bench, baseBench]) {
+        if (!target) continue;
+        const handle = await openDatabase({
+          databaseUrl: target.databaseUrl,
+          migrate: target === bench,
+        });
+        try {
+          await load(handle.db);
+        } finally {
+          await handle.close();
+        }
       }
-      failures += await compare({ ...env, DATABASE_URL: bench.databaseUrl }, 'postgres');
+      failures += await compare({ ...env, DATABASE_URL: bench.databaseUrl }, 'postgres', {
+        ...env,
+        DATABASE_URL: (baseBench ?? bench).databaseUrl,
+      });
     } finally {
       await bench.drop();
+      await baseBench?.drop();
     }
   }
   if (BACKENDS.includes('pglite')) {
     const dir = await mkdtemp(join(tmpdir(), 'mnemo-equality-'));
+    const baseDir = SEPARATE ? await mkdtemp(join(tmpdir(), 'mnemo-equality-base-')) : undefined;
     try {
-      const handle = await openDatabase({ dataDir: dir });
-      try {
-        await load(handle.db);
-      } finally {
-        await handle.close();
+      if (baseDir) await migrateByBase({ ...env, MNEMO_DATA_DIR: baseDir });
+      for (const target of [dir, baseDir]) {
+        if (!target) continue;
+        const handle = await openDatabase({ dataDir: target, migrate: target === dir });
+        try {
+          await load(handle.db);
+        } finally {
+          await handle.close();
+        }
       }
-      failures += await compare({ ...env, MNEMO_DATA_DIR: dir }, 'pglite');
+      failures += await compare({ ...env, MNEMO_DATA_DIR: dir }, 'pglite', {
+        ...env,
+        MNEMO_DATA_DIR: baseDir ?? dir,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
+      if (baseDir) await rm(baseDir, { recursive: true, force: true });
     }
   }
   if (failures > 0) process.exit(1);

@@ -20,11 +20,12 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { executeRows, openDatabase } from '../server/src/db/client.js';
+import { SESSION_SETTINGS, executeRows, openDatabase } from '../server/src/db/client.js';
 import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { localEmbedder } from './lib/embedder.js';
 import { bulkLoader } from './lib/bulk-load.js';
+import { vectorStageRecall, type RecallOutcome } from './lib/vector-recall.js';
 import {
   floorSearch,
   keywordParams,
@@ -83,7 +84,9 @@ const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const MODES = ['hybrid', 'vector', 'keyword'] as const;
 /** BENCH_PHASES=writes (for example) to profile one phase; default: all. */
 const PHASES = new Set(
-  (process.env.BENCH_PHASES ?? 'writes,search,floor,explain').split(',').map((s) => s.trim()),
+  (process.env.BENCH_PHASES ?? 'writes,search,floor,explain,recall')
+    .split(',')
+    .map((s) => s.trim()),
 );
 /** BENCH_PG_LOG_MS=<ms>: PostgreSQL logs this database's statements slower than that (its server log), for profiling. */
 const PG_LOG_MS = process.env.BENCH_PG_LOG_MS;
@@ -122,6 +125,8 @@ const LOAD_AT_START = loadavg()[0] ?? NaN;
 /** EXPLAIN ANALYZE of the recall statements at the largest PostgreSQL size, for the report. */
 const plans: string[] = [];
 const facts: SizeFacts[] = [];
+/** Vector stage recall@10 against exact search, per PostgreSQL size and owner kind. */
+const vectorRecalls: Array<{ size: number; scope: string; owners: number } & RecallOutcome> = [];
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 const post = async (base: string, path: string, body: unknown): Promise<void> => {
@@ -371,6 +376,42 @@ async function measureFloor(
   }
 }
 
+/** Owners sampled for the recall of the vector stage, and questions per owner. */
+const RECALL_OWNERS = 10;
+const RECALL_QUERIES = { owner: 20, heavy: 100 };
+
+async function measureVectorRecall(execute: Execute, workspaceId: string, size: number) {
+  const embeddings = localEmbedder();
+  for (const scope of ['owner', 'heavy'] as const) {
+    const owners =
+      scope === 'heavy'
+        ? [HEAVY_OWNER]
+        : Array.from({ length: RECALL_OWNERS }, (_, i) => ownerOf(i, size));
+    const outcomes: RecallOutcome[] = [];
+    for (const [n, ownerId] of owners.entries()) {
+      const qs = questions(SEED + 1 + n, RECALL_QUERIES[scope]);
+      outcomes.push(
+        await vectorStageRecall(
+          execute,
+          embeddings,
+          { workspaceId, ownerType: 'user', ownerId },
+          qs,
+        ),
+      );
+    }
+    const queries = outcomes.reduce((a, o) => a + o.queries, 0);
+    vectorRecalls.push({
+      size,
+      scope,
+      owners: owners.length,
+      queries,
+      mean: outcomes.reduce((a, o) => a + o.mean * o.queries, 0) / Math.max(1, queries),
+      min: Math.min(...outcomes.map((o) => o.min)),
+      chunks: outcomes.reduce((a, o) => a + o.chunks, 0) / outcomes.length,
+    });
+  }
+}
+
 async function explainRecall(raw: postgres.Sql, workspaceId: string, size: number): Promise<void> {
   const embeddings = localEmbedder();
   const query = questions(SEED, 1)[0]!;
@@ -425,7 +466,7 @@ async function runPostgres(): Promise<void> {
     onnotice: () => {},
     // Custom plans for prepared statements too: the floor prepares its statements only when the
     // server's sessions do the same (below); unnamed statements are planned per run anyway.
-    connection: { 'hnsw.iterative_scan': 'relaxed_order', plan_cache_mode: 'force_custom_plan' },
+    connection: { ...SESSION_SETTINGS, plan_cache_mode: 'force_custom_plan' },
   });
   // CPU readings on a connection of their own (the floor runs on `raw`'s ten).
   const reading = readingClient(databaseUrl);
@@ -482,6 +523,7 @@ async function runPostgres(): Promise<void> {
           await measureFloor(execute, workspaceId, 'postgres', size);
         }
         const { rssMiB, peakMiB } = await server.rss();
+        if (PHASES.has('recall')) await measureVectorRecall(execute, workspaceId, size);
         if (PHASES.has('explain') && size === Math.max(...SIZES))
           await explainRecall(raw, workspaceId, size);
         const [db] = await raw<
@@ -721,6 +763,7 @@ function report(peers: PeerOutcome[]): string {
         'server RSS MiB',
         'peak RSS MiB',
         'database MiB',
+        'KiB per memory',
       ],
       facts.map((f) => [
         f.backend,
@@ -731,10 +774,35 @@ function report(peers: PeerOutcome[]): string {
         f.rssMiB.toFixed(0),
         f.peakMiB.toFixed(0),
         f.dbMiB.toFixed(1),
+        ((f.dbMiB * 1024) / f.stored).toFixed(2),
       ]),
     ),
     '',
   );
+
+  if (vectorRecalls.length > 0) {
+    out.push('## Vector stage recall@10 against exact search (PostgreSQL)\n');
+    out.push(
+      "The server's vector recall statement (HNSW over `halfvec` embeddings, iterative scan, 50 candidates, the first 10 " +
+        'compared) against a brute-force cosine search in JS over the same chunks embedded again at full precision; a ' +
+        "returned chunk counts when its exact distance is within the exact 10th's (templated texts repeat).\n",
+    );
+    out.push(
+      table(
+        ['size', 'owner', 'owners', 'queries', 'chunks per owner', 'recall@10 mean', 'min'],
+        vectorRecalls.map((r) => [
+          label(r.size),
+          r.scope,
+          String(r.owners),
+          String(r.queries),
+          r.chunks.toFixed(0),
+          r.mean.toFixed(4),
+          r.min.toFixed(2),
+        ]),
+      ),
+      '',
+    );
+  }
 
   out.push('## Writes over HTTP (POST /v1/memories)\n');
   out.push(

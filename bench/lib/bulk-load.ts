@@ -10,6 +10,7 @@
  * of the same owner are skipped, as the API would answer them `deduped`), and extraction into
  * child memories (the HTTP sample measures that).
  */
+import { createHash } from 'node:crypto';
 import { assessedColumns } from '../../server/src/services/memory-write/index.js';
 import type { Database } from '../../server/src/db/client.js';
 import {
@@ -33,9 +34,26 @@ export interface BulkLoader {
   skipped: number;
 }
 
+/**
+ * A UUID derived from `key` (a hash, version 4 layout): two databases loaded with the same data
+ * and the same `ids` option hold the same ids, so tie-breaks by id (keyword ranking orders equal
+ * ranks by chunk id) agree between them.
+ */
+function derivedUuid(key: string): string {
+  const hex = createHash('sha256').update(key).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export interface BulkLoaderOptions {
+  /** Derive memory and chunk ids from this, the owner and the text instead of random ones. */
+  ids?: string;
+}
+
 export function bulkLoader(
   embeddings: EmbeddingProvider,
   workspaceId: string,
+  options: BulkLoaderOptions = {},
 ): BulkLoader & { attach(db: Database): void } {
   // Survives reopening the database between sizes (PGlite is loaded with the server stopped).
   const seen = new Set<string>();
@@ -52,7 +70,7 @@ export function bulkLoader(
       let stored = 0;
       const flush = async () => {
         if (batch.length === 0) return;
-        stored += await insertBatch(db!, embeddings, workspaceId, batch);
+        stored += await insertBatch(db!, embeddings, workspaceId, batch, options.ids);
         batch = [];
       };
       for (const item of items) {
@@ -78,13 +96,22 @@ async function insertBatch(
   embeddings: EmbeddingProvider,
   workspaceId: string,
   batch: SyntheticMemory[],
+  ids: string | undefined,
 ): Promise<number> {
   const now = new Date();
   const memoryRows: Array<NewMemory & { id: string }> = [];
   const chunkTexts: string[] = [];
-  const chunkOwners: Array<{ memoryId: string; ownerId: string; chunkIndex: number }> = [];
+  const chunkOwners: Array<{
+    id?: string;
+    memoryId: string;
+    ownerId: string;
+    chunkIndex: number;
+  }> = [];
   for (const item of batch) {
-    const id = crypto.randomUUID();
+    const id =
+      ids === undefined
+        ? crypto.randomUUID()
+        : derivedUuid(`${ids}|${item.ownerId}|${canonicalHash(item.text)}`);
     const assessment = assessMemory(
       {
         text: item.text,
@@ -115,7 +142,12 @@ async function insertBatch(
     });
     chunkText(item.text, 'balanced').forEach((text, chunkIndex) => {
       chunkTexts.push(text);
-      chunkOwners.push({ memoryId: id, ownerId: item.ownerId, chunkIndex });
+      chunkOwners.push({
+        ...(ids === undefined ? {} : { id: derivedUuid(`${id}|${chunkIndex}`) }),
+        memoryId: id,
+        ownerId: item.ownerId,
+        chunkIndex,
+      });
     });
   }
   const vectors = await embeddings.embed(chunkTexts, 'document');

@@ -4,6 +4,7 @@
  * holds them equal), run in parallel, fused by reciprocal rank fusion (k = 60) in JS. No HTTP, no
  * ORM, no ranking beyond RRF: what any implementation of this search must at least pay.
  */
+import { SESSION_SETTINGS } from '../../server/src/db/client.js';
 import type { EmbeddingProvider } from '../../server/src/providers/embeddings/index.js';
 
 /** Runs SQL with positional parameters; returns the rows. */
@@ -33,8 +34,16 @@ const ownerParams = (owner: FloorOwner) => [owner.workspaceId, owner.ownerType, 
 
 /** Nearest chunks by cosine. Parameters: the vector literal, the owner (3), the limit. */
 export function vectorSql(dimension: number): string {
-  const t = `vector(${dimension})`;
+  const t = `halfvec(${dimension})`;
   return `select ${COLUMNS}, ("memory_chunks"."embedding"::${t} <=> $1::${t}) as "distance" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."embedding_dimension" = ${dimension}) order by distance limit $5`;
+}
+
+/**
+ * Every chunk the vector recall of {@link vectorSql} may return, with its text (to embed again
+ * for an exact search). Parameters: the owner (3).
+ */
+export function ownerChunkTextsSql(dimension: number): string {
+  return `select "memory_chunks"."id", "memory_chunks"."text" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(1)} and "memory_chunks"."embedding_dimension" = ${dimension})`;
 }
 
 export function vectorParams(owner: FloorOwner, literal: string, limit: number): unknown[] {
@@ -111,7 +120,10 @@ export function keywordParams(owner: FloorOwner, query: string, limit: number): 
   ];
 }
 
-export const SESSION_SETTING = `set hnsw.iterative_scan = 'relaxed_order'`;
+/** The server's per-session settings (db/client.ts) as one statement, for the floor's own client. */
+export const SESSION_SETTING = Object.entries(SESSION_SETTINGS)
+  .map(([name, value]) => `set ${name} = '${value}'`)
+  .join('; ');
 
 export interface FloorQuery {
   workspaceId: string;

@@ -4,6 +4,8 @@ import { expect, it } from 'vitest';
 import { type DatabaseHandle, executeRows, openDatabase, runtimeOf } from '../../src/db/client.js';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER } from '../../src/db/migrate.js';
+import { cosineDistanceTo, embeddingDimensionIs } from '../../src/db/queries/vector.js';
+import { memoryChunks } from '../../src/db/schema/index.js';
 import { createEmptyPostgresDatabase, describeDb, testBackend } from '../support/db.js';
 
 describeDb('migrations', () => {
@@ -184,4 +186,72 @@ describeDb('migrations', () => {
       }
     },
   );
+
+  it('the halfvec migration keeps stored embeddings, in half precision, searchable by their HNSW index', async () => {
+    const empty = testBackend() === 'postgres' ? await createEmptyPostgresDatabase() : undefined;
+    const handle = await openDatabase({
+      ...(empty ? { databaseUrl: empty.databaseUrl } : {}),
+      migrate: false,
+    });
+    try {
+      const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+      const at = migrations.findIndex((m) => m.sql.join('\n').includes('SET DATA TYPE halfvec'));
+      expect(at).toBeGreaterThan(0);
+      const apply = async (migration: (typeof migrations)[number]) => {
+        for (const statement of migration.sql) await handle.db.execute(sql.raw(statement));
+      };
+      for (const migration of migrations.slice(0, at)) await apply(migration);
+
+      const vectorOf = (seed: number) =>
+        Array.from({ length: 384 }, (_, i) => Math.sin(seed * 1.7 + i * 0.37) / 10);
+      const [ws] = await executeRows<{ id: string }>(
+        handle.db,
+        sql`insert into workspaces (name) values ('w') returning id`,
+      );
+      const [memory] = await executeRows<{ id: string }>(
+        handle.db,
+        sql`insert into memories (workspace_id, owner_id, text, content_hash)
+          values (${ws!.id}, 'u', 'm', 'm') returning id`,
+      );
+      for (const seed of [1, 2, 3])
+        await handle.db.execute(sql`insert into memory_chunks (memory_id, workspace_id, owner_id,
+            owner_type, chunk_index, text, embedding, embedding_dimension)
+          values (${memory!.id}, ${ws!.id}, 'u', 'user', ${seed}, ${`chunk ${seed}`},
+            ${`[${vectorOf(seed).join(',')}]`}::vector, 384)`);
+
+      await apply(migrations[at]!);
+
+      const rows = await executeRows<{ type: string; embedding: string; chunk_index: number }>(
+        handle.db,
+        sql`select pg_typeof(embedding)::text as type, embedding::text as embedding, chunk_index
+          from memory_chunks order by chunk_index`,
+      );
+      expect(rows.map((r) => r.type)).toEqual(['halfvec', 'halfvec', 'halfvec']);
+      for (const row of rows) {
+        const stored = row.embedding.slice(1, -1).split(',').map(Number);
+        const original = vectorOf(row.chunk_index);
+        expect(stored).toHaveLength(384);
+        // Half precision: 11 significant bits, so about 3 decimal digits of a value below 1.
+        for (let i = 0; i < 384; i += 37) expect(stored[i]).toBeCloseTo(original[i]!, 3);
+      }
+
+      const distance = cosineDistanceTo(vectorOf(2));
+      const nearest = handle.db
+        .select({ chunkIndex: memoryChunks.chunkIndex, distance })
+        .from(memoryChunks)
+        .where(embeddingDimensionIs(384))
+        .orderBy(distance)
+        .limit(3);
+      expect((await nearest)[0]?.chunkIndex).toBe(2);
+      const plan = await handle.db.transaction(async (tx) => {
+        await tx.execute(sql`set local enable_seqscan = off`);
+        const lines = await executeRows(tx, sql`explain ${nearest}`);
+        return lines.map((line) => String(Object.values(line)[0])).join('\n');
+      });
+      expect(plan).toContain('Index Scan using memory_chunks_embedding_384_hnsw');
+    } finally {
+      await handle.close();
+      await empty?.drop();
+    }
+  });
 });

@@ -9,7 +9,7 @@ import {
 } from '../schema/index.js';
 import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
-import { assertEmbeddingDimension } from './vector.js';
+import { assertEmbeddingDimension, embeddingType } from './vector.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import { inOneTrip, step, Statement, type Queryable } from './statement.js';
 
@@ -59,7 +59,7 @@ function nearestSql(dimension: number): string {
   assertEmbeddingDimension(dimension);
   return `
 select c.memory_id as "memoryId", m.text,
-  (c.embedding::vector(${dimension}) <=> :embedding::vector(${dimension})) as distance,
+  (c.embedding::${embeddingType(dimension)} <=> :embedding::${embeddingType(dimension)}) as distance,
   (select count(*) from memory_chunks n where n.memory_id = c.memory_id)::int as "chunkCount"
 from memory_chunks c
 join memories m on m.id = c.memory_id
@@ -480,7 +480,7 @@ chunks as (
   insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
     embedding, embedding_provider, embedding_dimension, embedding_version)
   select memory.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
-    c.embedding::vector, :embeddingProvider::text, :embeddingDimension::int, :embeddingVersion::text
+    c.embedding::halfvec, :embeddingProvider::text, :embeddingDimension::int, :embeddingVersion::text
   from memory, json_to_recordset(:chunks::json) as c (chunk_index int, text text, embedding text)
 ),
 superseded as (
@@ -514,7 +514,7 @@ child_chunks as (
   insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
     embedding, embedding_provider, embedding_dimension, embedding_version)
   select children.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
-    c.embedding::vector, c.provider, c.dimension, c.version
+    c.embedding::halfvec, c.provider, c.dimension, c.version
   from children join jsonb_to_recordset(:childChunks::jsonb) as c (memory_id uuid,
     chunk_index int, text text, embedding text, provider text, dimension int, version text)
     on c.memory_id = children.id

@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
 import { memoryChunks, toVectorLiteral } from '../schema/index.js';
 
-/** pgvector's limit for `vector(N)` (and far above any embedding model). */
+/** pgvector's limit for `halfvec(N)` (and far above any embedding model). */
 export const MAX_EMBEDDING_DIMENSION = 16_000;
 
 export function assertEmbeddingDimension(dimension: number): void {
@@ -11,6 +11,12 @@ export function assertEmbeddingDimension(dimension: number): void {
       `embedding dimension must be an integer in 1..${MAX_EMBEDDING_DIMENSION}`,
     );
   }
+}
+
+/** The stored embedding's type at `dimension`, e.g. `halfvec(384)`: what index expressions and comparisons cast to. */
+export function embeddingType(dimension: number): string {
+  assertEmbeddingDimension(dimension);
+  return `halfvec(${dimension})`;
 }
 
 /**
@@ -26,13 +32,12 @@ export function embeddingDimensionIs(dimension: number): SQL {
 
 /**
  * Cosine distance (0 = same direction, 2 = opposite) between each chunk's embedding and
- * `queryEmbedding`, written to match the partial HNSW index expression `embedding::vector(N)`.
+ * `queryEmbedding`, written to match the partial HNSW index expression `embedding::halfvec(N)` (the query is
+ * rounded to half precision too: the index's operator compares two halfvecs).
  * Combine with {@link embeddingDimensionIs} of the same N, and order by it ascending.
  */
 export function cosineDistanceTo(queryEmbedding: readonly number[]): SQL<number> {
-  const dimension = queryEmbedding.length;
-  assertEmbeddingDimension(dimension);
-  const typmod = sql.raw(`vector(${dimension})`);
+  const typmod = sql.raw(embeddingType(queryEmbedding.length));
   return sql<number>`(${memoryChunks.embedding}::${typmod} <=> ${toVectorLiteral(queryEmbedding)}::${typmod})`.mapWith(
     Number,
   );

@@ -4,7 +4,7 @@ import { customType, timestamp } from 'drizzle-orm/pg-core';
 export const createdAt = () =>
   timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
-/** Formats an embedding as pgvector's text input, e.g. `[0.1,0.2,0.3]`. */
+/** Formats an embedding as pgvector's text input (`vector` and `halfvec` alike), e.g. `[0.1,0.2,0.3]`. */
 export function toVectorLiteral(values: readonly number[]): string {
   return `[${values.join(',')}]`;
 }
@@ -16,12 +16,14 @@ export function parseVectorLiteral(value: string): number[] {
 }
 
 /**
- * An untyped pgvector column (`vector`, no dimension), so one column can hold embeddings
- * from providers of different dimensions; queries cast it to `vector(N)` per dimension.
+ * An untyped pgvector half-precision column (`halfvec`, no dimension), so one column can hold
+ * embeddings from providers of different dimensions; queries cast it to `halfvec(N)` per
+ * dimension. Half precision halves the stored vectors and their HNSW index; nearest-neighbour
+ * order does not move (recall of the vector stage against exact search: bench/README.md).
  */
-export const vector = customType<{ data: number[]; driverData: string }>({
+export const halfvec = customType<{ data: number[]; driverData: string }>({
   dataType() {
-    return 'vector';
+    return 'halfvec';
   },
   toDriver(value) {
     return toVectorLiteral(value);

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, tsvector, vector } from './columns.js';
+import { createdAt, halfvec, tsvector } from './columns.js';
 import { memories } from './memories.js';
 import { workspaces } from './workspaces.js';
 
 /**
  * Embedding dimensions that get their own partial HNSW index. The `embedding` column is untyped
  * so providers of any dimension can be stored; vector search must filter on
- * `embedding_dimension = N` and compare `embedding::vector(N)` for the index to be used.
+ * `embedding_dimension = N` and compare `embedding::halfvec(N)` for the index to be used.
  * Other dimensions still work, by sequential scan.
  */
 export const INDEXED_EMBEDDING_DIMENSIONS = [256, 384, 768, 1024, 1536] as const;
@@ -33,7 +33,7 @@ export const memoryChunks = pgTable(
     ownerType: text('owner_type').notNull(),
     chunkIndex: integer('chunk_index').notNull(),
     text: text('text').notNull(),
-    embedding: vector('embedding'),
+    embedding: halfvec('embedding'),
     embeddingProvider: text('embedding_provider'),
     embeddingDimension: integer('embedding_dimension'),
     embeddingVersion: text('embedding_version'),
@@ -46,7 +46,7 @@ export const memoryChunks = pgTable(
     index('memory_chunks_tsv_gin').using('gin', t.tsv),
     ...INDEXED_EMBEDDING_DIMENSIONS.map((n) =>
       index(embeddingIndexName(n))
-        .using('hnsw', sql.raw(`("embedding"::vector(${n})) vector_cosine_ops`))
+        .using('hnsw', sql.raw(`("embedding"::halfvec(${n})) halfvec_cosine_ops`))
         .where(sql.raw(`"embedding_dimension" = ${n}`)),
     ),
   ],
