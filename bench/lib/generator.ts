@@ -181,3 +181,72 @@ export function questions(seed: number, count: number): string[] {
   const pick: Pick = (list) => list[Math.floor(rand() * list.length)]!;
   return Array.from({ length: count }, () => pick(QUESTIONS)(pick));
 }
+
+/**
+ * Long memories: one per chat session, as an app that stores a whole conversation as one memory
+ * writes them. A session is a dated transcript of a few thousand characters (user and assistant
+ * turns: a topic opened, facts from the templates above said along the way, small talk, a
+ * closing), so the server's chunker splits each into several chunks. Deterministic like the rest.
+ */
+export const LONG_MEMORIES_PER_OWNER = 50;
+
+export function longOwnerName(index: number): string {
+  return `long-${String(index).padStart(4, '0')}`;
+}
+
+// prettier-ignore
+const TOPICS = ['planning a trip', 'a billing question', 'weekend plans', 'a new job', 'moving house', 'a health check-up', 'a birthday party', 'learning a language', 'a product upgrade', 'a training plan', 'a family visit', 'a home renovation'];
+// prettier-ignore
+const OPENERS = ['Hi again, I wanted to pick up where we left off about', 'Quick one today, it is about', 'Can you help me think through', 'I have been meaning to ask you about', 'Morning! Let us talk about'];
+// prettier-ignore
+const ASSISTANT_TURNS = [
+  'That makes sense. Could you tell me a bit more about what matters most to you here?',
+  'Thanks for sharing that, I will keep it in mind for next time.',
+  'Good to know. Would it help if I put together a short list of options?',
+  'Understood. Let me summarise what we have so far before we go on.',
+  'That sounds like a lot to juggle; we can take it one step at a time.',
+  'Noted. Is there a date you would like me to remind you about this?',
+  'I see. Did anything change since we last spoke about it?',
+];
+// prettier-ignore
+const SMALL_TALK = [
+  'Honestly the week has been busy, but I finally had a quiet evening yesterday.',
+  'The weather here turned cold again, so I stayed in and read most of Sunday.',
+  'I keep forgetting to write these things down, which is why I am telling you.',
+  'Work was fine, nothing special, a few long meetings and a lot of email.',
+  'I tried a new recipe last night and it turned out better than expected.',
+  'My phone battery died twice today, so sorry if I drop off suddenly.',
+  'We watched a documentary about the ocean and now I want to learn to dive.',
+];
+// prettier-ignore
+const CLOSINGS = ['Thanks, that helps a lot. Talk soon!', 'Great, let us continue next week.', 'Perfect, I will get back to you when I know more.', 'Alright, that is all for today, bye!'];
+
+/** Session `i` of long owner `owner`: between 2,000 and about 6,000 characters. */
+export function longMemory(seed: number, owner: number, i: number): SyntheticMemory {
+  const rand = prng(seedFor(seed, 1000 + owner, i));
+  const pick: Pick = (list) => list[Math.floor(rand() * list.length)]!;
+  const user = pick(NAMES);
+  const day = 1 + Math.floor(rand() * 28);
+  const lines = [
+    `Session ${i + 1} with ${user}, ${day} ${pick(MONTHS)} ${2022 + Math.floor(rand() * 4)}.`,
+    `${user}: ${pick(OPENERS)} ${pick(TOPICS)}.`,
+  ];
+  const target = 2000 + Math.floor(rand() * 4000);
+  let length = lines.join('\n').length;
+  while (length < target) {
+    // Turns alternate, the user's first after the opener's answer.
+    const turn =
+      lines.length % 2 === 1
+        ? `${user}: ${compose(rand).text} ${rand() < 0.5 ? pick(SMALL_TALK) : ''}`.trimEnd()
+        : `Assistant: ${pick(ASSISTANT_TURNS)}`;
+    lines.push(turn);
+    length += turn.length + 1;
+  }
+  lines.push(`${user}: ${pick(CLOSINGS)}`);
+  return { ownerId: longOwnerName(owner), text: lines.join('\n'), memoryType: 'event' };
+}
+
+/** The i-th long memory of a data set of long owners with LONG_MEMORIES_PER_OWNER each. */
+export function longMemoryAt(seed: number, i: number): SyntheticMemory {
+  return longMemory(seed, Math.floor(i / LONG_MEMORIES_PER_OWNER), i % LONG_MEMORIES_PER_OWNER);
+}
