@@ -43,8 +43,11 @@ import {
 import {
   HEAVY_MEMORIES,
   HEAVY_OWNER,
+  LONG_MEMORIES_PER_OWNER,
   REGULAR_OWNERS,
   heavyMemory,
+  longMemoryAt,
+  longOwnerName,
   ownerName,
   questions,
   regularMemory,
@@ -101,6 +104,13 @@ const PHASES = new Set(
 );
 /** BENCH_PG_LOG_MS=<ms>: PostgreSQL logs this database's statements slower than that (its server log), for profiling. */
 const PG_LOG_MS = process.env.BENCH_PG_LOG_MS;
+/**
+ * BENCH_AUTO_EXPLAIN_MS=<ms>: PostgreSQL's auto_explain logs the plans (analyzed, with buffers) of
+ * the bench database's statements slower than that, the server's own search statement included.
+ */
+const AUTO_EXPLAIN_MS = process.env.BENCH_AUTO_EXPLAIN_MS;
+/** Long memories (session transcripts, 50 per owner), a database of their own: e.g. `10k`. */
+const LONG_SIZES = parseSizes(process.env.BENCH_LONG_SIZES ?? '10k');
 
 type Backend = 'postgres' | 'pglite';
 
@@ -425,15 +435,20 @@ async function measureVectorRecall(execute: Execute, workspaceId: string, size: 
   }
 }
 
-async function explainRecall(raw: postgres.Sql, workspaceId: string, size: number): Promise<void> {
+async function explainRecall(
+  raw: postgres.Sql,
+  workspaceId: string,
+  size: number,
+  owners: ReadonlyArray<readonly [string, string]> = [
+    ['regular owner', ownerOf(0, size)],
+    ['heavy owner', HEAVY_OWNER],
+  ],
+): Promise<void> {
   const embeddings = localEmbedder();
   const query = questions(SEED, 1)[0]!;
   const [vec] = await embeddings.embed([query], 'query');
   const literal = `[${vec!.join(',')}]`;
-  for (const [scope, ownerId] of [
-    ['regular owner', ownerOf(0, size)],
-    ['heavy owner', HEAVY_OWNER],
-  ] as const) {
+  for (const [scope, ownerId] of owners) {
     const owner = { workspaceId, ownerType: 'user', ownerId };
     for (const [kind, text, params] of [
       ['vector', vectorSql(vec!.length), vectorParams(owner, literal, 50)],
@@ -499,9 +514,16 @@ async function loadTo(
   return (performance.now() - t0) / 1000;
 }
 
-async function runPostgres(): Promise<void> {
-  if (SIZES.length === 0) return;
-  const bench = await createBenchDatabase(ADMIN_URL, PG_LOG_MS);
+/** A fresh bench database on PostgreSQL, migrated, with the bench's workspace and clients. */
+async function openPostgresBench(): Promise<{
+  bench: Awaited<ReturnType<typeof createBenchDatabase>>;
+  raw: postgres.Sql;
+  reading: postgres.Sql;
+  handle: Awaited<ReturnType<typeof openDatabase>>;
+  workspaceId: string;
+  close(): Promise<void>;
+}> {
+  const bench = await createBenchDatabase(ADMIN_URL, PG_LOG_MS, AUTO_EXPLAIN_MS);
   const { databaseUrl } = bench;
   log(`postgres: database ${bench.name}`);
   const raw = postgres(databaseUrl, {
@@ -514,6 +536,12 @@ async function runPostgres(): Promise<void> {
   // CPU readings on a connection of their own (the floor runs on `raw`'s ten).
   const reading = readingClient(databaseUrl);
   let handle: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  const close = async () => {
+    await handle?.close();
+    await raw.end({ timeout: 5 });
+    await reading.end({ timeout: 5 });
+    await bench.drop();
+  };
   try {
     // No statement timeout for the bench's own loading: a 500-row batch with its HNSW upkeep
     // passed the server's 5 s default on a busy machine.
@@ -523,7 +551,18 @@ async function runPostgres(): Promise<void> {
       bootstrapApiKey: API_KEY,
       bootstrapWorkspaceName: 'bench',
     });
-    const workspaceId = boot.workspaceId!;
+    return { bench, raw, reading, handle, workspaceId: boot.workspaceId!, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function runPostgres(): Promise<void> {
+  if (SIZES.length === 0) return;
+  const { bench, raw, reading, handle, workspaceId, close } = await openPostgresBench();
+  const { databaseUrl } = bench;
+  try {
     const loader = bulkLoader(localEmbedder(), workspaceId);
     // COPY on PostgreSQL: the rows inserts would store (server/test/db/bulk-load-copy.test.ts).
     loader.attach(handle.db, raw);
@@ -589,10 +628,116 @@ async function runPostgres(): Promise<void> {
       }
     }
   } finally {
-    await handle?.close();
-    await raw.end({ timeout: 5 });
-    await reading.end({ timeout: 5 });
-    await bench.drop();
+    await close();
+  }
+}
+
+interface LongFacts {
+  size: number;
+  owners: number;
+  stored: number;
+  chunks: number;
+  meanChars: number;
+  loadSeconds: number;
+  indexSeconds: number;
+  rssMiB: number;
+  dbMiB: number;
+}
+const longFacts: LongFacts[] = [];
+
+/**
+ * Search latency over long memories: each mode (and context) at concurrency 1 and 8, for owners
+ * of LONG_MEMORIES_PER_OWNER session transcripts, with CPU and statements per request.
+ */
+async function measureLongSearches(
+  server: ServerProcess,
+  probe: CostProbe,
+  size: number,
+): Promise<void> {
+  const owners = Math.max(1, Math.floor(size / LONG_MEMORIES_PER_OWNER));
+  const qs = questions(SEED, Math.max(SEARCHES_C1, SEARCHES_C8));
+  const payload = (i: number, mode: string) => ({
+    query: qs[i % qs.length]!,
+    user_id: longOwnerName((i * 37) % owners),
+    search_mode: mode,
+    top_k: 10,
+  });
+  await runLoad(100, 4, (i) => post(server.base, '/v1/search', payload(i, 'hybrid')));
+  for (const concurrency of [1, 8]) {
+    const count = concurrency === 1 ? SEARCHES_C1 : SEARCHES_C8;
+    for (const [op, path, mode] of [
+      ...MODES.map((m) => [`search ${m}`, '/v1/search', m] as const),
+      ['context', '/v1/context', 'hybrid'] as const,
+    ]) {
+      const [m, cost] = await measured(probe, () =>
+        runLoad(count, concurrency, (i) => post(server.base, path, payload(i, mode))),
+      );
+      rows.push({ backend: 'postgres', size, op, scope: 'long', concurrency, m, cost });
+      log(`postgres long ${label(size)} c${concurrency} ${op}: p50 ${ms(m.p50)} p95 ${ms(m.p95)}`);
+    }
+  }
+}
+
+/** Long memories on PostgreSQL: a database of their own, loaded with indexes deferred. */
+async function runLongMemories(): Promise<void> {
+  if (LONG_SIZES.length === 0) return;
+  const { bench, raw, reading, handle, workspaceId, close } = await openPostgresBench();
+  try {
+    const loader = bulkLoader(localEmbedder(), workspaceId);
+    loader.attach(handle.db, raw);
+    let loaded = 0;
+    for (const size of LONG_SIZES) {
+      const t0 = performance.now();
+      const from = loaded;
+      const { buildSeconds } = await withIndexesDeferred(handle.db, async () => {
+        await loader.load(
+          (function* () {
+            for (let i = from; i < size; i += 1) yield longMemoryAt(SEED, i);
+          })(),
+          DEFERRED_BATCH / 4,
+        );
+      });
+      loaded = Math.max(loaded, size);
+      const loadSeconds = (performance.now() - t0) / 1000;
+      await raw.unsafe('vacuum analyze');
+      const [shape] = await raw<{ chunks: number; chars: number }[]>`
+        select (select count(*)::int from memory_chunks) as chunks,
+          (select avg(length(text))::float8 from memories) as chars`;
+      log(
+        `postgres long ${label(size)}: ${loader.stored} memories, ${shape?.chunks} chunks in ${loadSeconds.toFixed(1)} s`,
+      );
+      const server = await startServer({
+        DATABASE_URL: bench.databaseUrl,
+        MNEMO_BOOTSTRAP_API_KEY: API_KEY,
+        MNEMO_BOOTSTRAP_WORKSPACE: 'bench',
+      });
+      try {
+        await maintenanceDone(raw, bench.name);
+        const probe = probeOf(server, { raw: reading, name: bench.name });
+        if (PHASES.has('search')) await measureLongSearches(server, probe, size);
+        const { rssMiB } = await server.rss();
+        if (PHASES.has('explain'))
+          await explainRecall(raw, workspaceId, size, [['long owner', longOwnerName(0)]]);
+        const [db] = await raw<
+          { bytes: string }[]
+        >`select pg_database_size(current_database())::text as bytes`;
+        longFacts.push({
+          size,
+          owners: Math.ceil(size / LONG_MEMORIES_PER_OWNER),
+          stored: loader.stored,
+          chunks: shape?.chunks ?? NaN,
+          meanChars: shape?.chars ?? NaN,
+          loadSeconds,
+          indexSeconds: buildSeconds,
+          rssMiB,
+          dbMiB: Number(db?.bytes ?? NaN) / 2 ** 20,
+        });
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    await close();
   }
 }
 
@@ -826,6 +971,42 @@ function report(peers: PeerOutcome[]): string {
     ),
     '',
   );
+
+  if (longFacts.length > 0) {
+    out.push('## Long memories (PostgreSQL)\n');
+    out.push(
+      `Session transcripts (\`lib/generator.ts\` \`longMemory\`: dated user and assistant turns, 2,000 to 6,000 characters), ` +
+        `${LONG_MEMORIES_PER_OWNER} per owner, split by the server's chunker (\`balanced\`), in a database of their own; ` +
+        'their search rows are the `long` rows of the search table.\n',
+    );
+    out.push(
+      table(
+        [
+          'size',
+          'owners',
+          'memories',
+          'chunks',
+          'mean characters',
+          'bulk load s',
+          'of which index build s',
+          'server RSS MiB',
+          'database MiB',
+        ],
+        longFacts.map((f) => [
+          label(f.size),
+          String(f.owners),
+          String(f.stored),
+          String(f.chunks),
+          f.meanChars.toFixed(0),
+          f.loadSeconds.toFixed(1),
+          f.indexSeconds.toFixed(1),
+          f.rssMiB.toFixed(0),
+          f.dbMiB.toFixed(1),
+        ]),
+      ),
+      '',
+    );
+  }
 
   if (vectorRecalls.length > 0) {
     out.push('## Vector stage recall@10 against exact search (PostgreSQL)\n');
@@ -1085,6 +1266,7 @@ function report(peers: PeerOutcome[]): string {
 async function main(): Promise<void> {
   const started = performance.now();
   await runPostgres();
+  await runLongMemories();
   await runPglite();
   log('mem0 peer…');
   const peers = await runPeers();

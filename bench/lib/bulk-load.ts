@@ -144,7 +144,7 @@ async function shapeBatch(
         memoryType: item.memoryType,
         importance: 1,
         metadata: {},
-        effectiveAt: null,
+        effectiveAt: item.effectiveAt ?? null,
       },
       now,
     );
@@ -161,7 +161,7 @@ async function shapeBatch(
       memoryType: item.memoryType,
       importance: 1,
       chunkProfile: 'balanced',
-      effectiveAt: null,
+      effectiveAt: item.effectiveAt ?? null,
       contentHash: canonicalHash(item.text),
       idempotencyKey: null,
       ...assessedColumns(assessment),

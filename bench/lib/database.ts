@@ -10,11 +10,13 @@ export interface BenchDatabase {
 
 /**
  * A fresh PostgreSQL database `mnemo_bench_<hex>` on the server of `adminUrl`; with `pgLogMs`,
- * PostgreSQL logs its statements slower than that many ms.
+ * PostgreSQL logs its statements slower than that many ms; with `autoExplainMs`, auto_explain
+ * logs their plans (EXPLAIN ANALYZE, buffers) to the server log, for sessions opened afterwards.
  */
 export async function createBenchDatabase(
   adminUrl: string,
   pgLogMs: string | undefined,
+  autoExplainMs?: string,
 ): Promise<BenchDatabase> {
   const name = `mnemo_bench_${randomBytes(4).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -25,6 +27,15 @@ export async function createBenchDatabase(
     await admin.unsafe(
       `alter database ${name} set log_min_duration_statement = ${Number(pgLogMs)}`,
     );
+  if (autoExplainMs !== undefined) {
+    await admin.unsafe(`alter database ${name} set session_preload_libraries = 'auto_explain'`);
+    for (const [setting, value] of [
+      ['log_min_duration', String(Number(autoExplainMs))],
+      ['log_analyze', 'on'],
+      ['log_buffers', 'on'],
+    ])
+      await admin.unsafe(`alter database ${name} set auto_explain.${setting} = ${value}`);
+  }
   return {
     name,
     databaseUrl: url.toString(),

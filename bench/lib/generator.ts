@@ -137,6 +137,8 @@ export interface SyntheticMemory {
   ownerId: string;
   text: string;
   memoryType: SyntheticType;
+  /** When what it says happened (long memories: the session's date), as an import would set it. */
+  effectiveAt?: Date;
 }
 
 export const REGULAR_OWNERS = 1000;
@@ -221,14 +223,24 @@ const SMALL_TALK = [
 // prettier-ignore
 const CLOSINGS = ['Thanks, that helps a lot. Talk soon!', 'Great, let us continue next week.', 'Perfect, I will get back to you when I know more.', 'Alright, that is all for today, bye!'];
 
-/** Session `i` of long owner `owner`: between 2,000 and about 6,000 characters. */
+/** The first session's day; session i of an owner is held 1 to 7 days after session i - 1. */
+const FIRST_SESSION = Date.UTC(2024, 0, 8, 18, 0);
+const DAY_MS = 86_400_000;
+
+/**
+ * Session `i` of long owner `owner`: between 2,000 and about 6,000 characters, dated (its
+ * `effectiveAt`, and the transcript's first line) a few days after the owner's previous one.
+ */
 export function longMemory(seed: number, owner: number, i: number): SyntheticMemory {
+  let at = FIRST_SESSION;
+  for (let k = 0; k <= i; k += 1)
+    at += DAY_MS * (1 + Math.floor(prng(seedFor(seed, 5000 + owner, k))() * 7));
+  const effectiveAt = new Date(at);
   const rand = prng(seedFor(seed, 1000 + owner, i));
   const pick: Pick = (list) => list[Math.floor(rand() * list.length)]!;
-  const user = pick(NAMES);
-  const day = 1 + Math.floor(rand() * 28);
+  const user = NAMES[seedFor(seed, 9000, owner) % NAMES.length]!; // one person per owner
   const lines = [
-    `Session ${i + 1} with ${user}, ${day} ${pick(MONTHS)} ${2022 + Math.floor(rand() * 4)}.`,
+    `Session ${i + 1} with ${user}, ${effectiveAt.getUTCDate()} ${MONTHS[effectiveAt.getUTCMonth()]} ${effectiveAt.getUTCFullYear()}.`,
     `${user}: ${pick(OPENERS)} ${pick(TOPICS)}.`,
   ];
   const target = 2000 + Math.floor(rand() * 4000);
@@ -243,7 +255,12 @@ export function longMemory(seed: number, owner: number, i: number): SyntheticMem
     length += turn.length + 1;
   }
   lines.push(`${user}: ${pick(CLOSINGS)}`);
-  return { ownerId: longOwnerName(owner), text: lines.join('\n'), memoryType: 'event' };
+  return {
+    ownerId: longOwnerName(owner),
+    text: lines.join('\n'),
+    memoryType: 'event',
+    effectiveAt,
+  };
 }
 
 /** The i-th long memory of a data set of long owners with LONG_MEMORIES_PER_OWNER each. */
