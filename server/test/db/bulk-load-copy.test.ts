@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { executeRows, type Database } from '../../src/db/client.js';
 import { sql } from 'drizzle-orm';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
