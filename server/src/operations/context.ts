@@ -277,7 +277,11 @@ export function writePorts(
     db: ctx.writer,
     embeddings: ctx.embeddings,
     quota: ctx.quota,
-    config: { dedupe: ctx.settings.dedupe, metadataMaxBytes: ctx.settings.metadataMaxBytes },
+    config: {
+      dedupe: ctx.settings.dedupe,
+      metadataMaxBytes: ctx.settings.metadataMaxBytes,
+      episodeWindowSeconds: ctx.settings.episodeWindowSeconds,
+    },
     extractor: ctx.extractor,
     onRowsWritten: ctx.onRowsWritten,
   };

@@ -403,7 +403,16 @@ export interface ChunkRows {
   provider: string | null;
   dimension: number | null;
   version: string | null;
+  /**
+   * How far apart in time (seconds) the memory and the one its owner wrote just before may be for
+   * that one to be the turn it answers (its text becomes the first chunk's `context_text`);
+   * 0: no context.
+   */
+  predecessorWindowSeconds: number;
 }
+
+/** The most of a predecessor's text kept as context: its end, what the reply follows. */
+const CONTEXT_MAX_CHARS = 1000;
 
 type InsertParams = FinishParams &
   SpaceParams & {
@@ -431,6 +440,7 @@ type InsertParams = FinishParams &
     embeddingProvider: string | null;
     embeddingDimension: number | null;
     embeddingVersion: string | null;
+    predecessorWindowSeconds: number;
     supersede: string[];
     racedEvents: string;
     children: string;
@@ -476,10 +486,22 @@ memory as (
     and (:idempotencyKey::text is null or exists (select 1 from claimed))
   returning id
 ),
+predecessor as (
+  select right(latest.text, ${CONTEXT_MAX_CHARS}) as text from (
+    select p.text, coalesce(p.effective_at, p.created_at) as at from memories p
+    where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
+      and p.owner_id = :ownerId::text and p.parent_memory_id is null
+      and p.id <> all (:supersede::uuid[])
+    order by p.created_at desc, p.id desc limit 1
+  ) as latest
+  where abs(extract(epoch from latest.at - coalesce(:effectiveAt::timestamptz, now())))
+    <= :predecessorWindowSeconds::float8 and :predecessorWindowSeconds::float8 > 0
+),
 chunks as (
   insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
-    embedding, embedding_provider, embedding_dimension, embedding_version)
+    context_text, embedding, embedding_provider, embedding_dimension, embedding_version)
   select memory.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
+    case when c.chunk_index = 0 then (select text from predecessor) end,
     c.embedding::halfvec, :embeddingProvider::text, :embeddingDimension::int, :embeddingVersion::text
   from memory, json_to_recordset(:chunks::json) as c (chunk_index int, text text, embedding text)
 ),
@@ -594,6 +616,7 @@ function insertParams(input: NewMemoryWrite): InsertParams {
     embeddingProvider: chunks.provider,
     embeddingDimension: chunks.dimension,
     embeddingVersion: chunks.version,
+    predecessorWindowSeconds: chunks.predecessorWindowSeconds,
     supersede: input.supersede,
     racedEvents: eventRecords(input.racedEvents),
     children: JSON.stringify(input.children.map(({ memory: child }) => childColumns(child))),

@@ -220,11 +220,21 @@ export async function vectorRecall(
 /**
  * One query lexeme as tsquery text, right-truncated as `stemsMeet` (text/tokens.ts) matches: the
  * lexeme and the longer words it begins (`'allergi':*`), and its own shorter beginnings of at
- * least PREFIX_MIN letters (`'aller' | 'allerg'`).
+ * least PREFIX_MIN letters (`'aller' | 'allerg'`). `weight` restricts each to the chunk's own
+ * words (`A`) rather than its context (`D`, see memory_chunks.context_text); empty: either.
  */
-const truncatedLexeme = sql`(select string_agg(quote_literal(left(lexeme, n))
-      || case when n = length(lexeme) and n >= ${sql.raw(String(PREFIX_MIN))} then ':*' else '' end, ' | ')
-    from generate_series(least(${sql.raw(String(PREFIX_MIN))}, length(lexeme)), length(lexeme)) as n)`;
+function truncatedLexeme(weight: '' | 'A') {
+  const min = sql.raw(String(PREFIX_MIN));
+  return sql`(select string_agg(quote_literal(left(lexeme, n))
+      || case when n = length(lexeme) and n >= ${min} then ':*${sql.raw(weight)}' else '${sql.raw(weight ? `:${weight}` : '')}' end, ' | ')
+    from generate_series(least(${min}, length(lexeme)), length(lexeme)) as n)`;
+}
+
+/**
+ * What a query word found only in a chunk's context (the turn it answers) counts for, against
+ * its own words' 1: enough to find a reply through its question, not to outrank the question.
+ */
+const CONTEXT_WEIGHT = sql.raw(String(Number(process.env.MNEMO_CONTEXT_WEIGHT ?? 0.5)));
 
 /** Longest list of query lexemes the keyword rank weighs one by one. */
 const MAX_RANKED_LEXEMES = 32;
@@ -271,8 +281,9 @@ export function keywordRecallQuery(
       limit 1)`;
   const chunk = sql`(select ${memoryChunks.chunkIndex}, ${memoryChunks.text} from ${memoryChunks}
       where ${memoryChunks.id} = ranked.id)`;
+  // A chunk's length is its own words', its context left out.
   const matched = sql`select ${memoryChunks.id}, ${memoryChunks.memoryId},
-        length(${memoryChunks.tsv})::float8 as length, ${memoryChunks.tsv}
+        length(ts_filter(${memoryChunks.tsv}, '{a}'))::float8 as length, ${memoryChunks.tsv}
       from ${memoryChunks}
       where ${and(
         eq(memoryChunks.workspaceId, filter.workspaceId),
@@ -283,18 +294,19 @@ export function keywordRecallQuery(
         sql`${memoryChunks.tsv} @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery`,
       )}`;
   return sql`with lexemes as (
-      select i, ${truncatedLexeme} as expansion
+      select i, ${truncatedLexeme('')} as expansion, ${truncatedLexeme('A')} as own_expansion
       from unnest(tsvector_to_array(to_tsvector('english', ${query}::text))) with ordinality as t(lexeme, i)
     ),
     terms as (
-      select i, expansion::tsquery as lexeme from lexemes
+      select i, expansion::tsquery as lexeme, own_expansion::tsquery as own from lexemes
       where i <= ${sql.raw(String(MAX_RANKED_LEXEMES))}
     ),
     matched as materialized (
       ${matched}
     ),
     hits as materialized (
-      select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
+      select matched.id, terms.i, matched.tsv @@ terms.own as own
+      from matched join terms on matched.tsv @@ terms.lexeme
     ),
     collection as (
       select greatest(count(*)::float8, ${ownerChunks}::float8) as total,
@@ -304,11 +316,16 @@ export function keywordRecallQuery(
     weights as (
       select terms.i, ln(1 + (collection.total - df + 0.5) / (df + 0.5)) as idf
       from terms cross join collection
-        cross join lateral (select count(*)::float8 as df from hits where hits.i = terms.i) as frequency
+        cross join lateral (
+          -- Chunks holding the word themselves; those holding it only in context when none does.
+          select coalesce(nullif(count(*) filter (where hits.own), 0), count(*))::float8 as df
+          from hits where hits.i = terms.i
+        ) as frequency
     ),
     scored as (
       select id, sum(idf) as idf_sum
-      from (select hits.id, weights.idf from hits join weights using (i) order by hits.id, hits.i) as ordered
+      from (select hits.id, weights.idf * case when hits.own then 1 else ${CONTEXT_WEIGHT} end as idf
+        from hits join weights using (i) order by hits.id, hits.i) as ordered
       group by id
     ),
     ranked as (

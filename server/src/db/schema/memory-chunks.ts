@@ -33,11 +33,20 @@ export const memoryChunks = pgTable(
     ownerType: text('owner_type').notNull(),
     chunkIndex: integer('chunk_index').notNull(),
     text: text('text').notNull(),
+    /**
+     * The turn this chunk answers: the text of the memory its owner wrote just before, in the same
+     * episode (first chunk only; null when there is none). Keyword search finds a reply through
+     * the question it answers, at a lower weight than its own words; it is never returned.
+     */
+    contextText: text('context_text'),
     embedding: halfvec('embedding'),
     embeddingProvider: text('embedding_provider'),
     embeddingDimension: integer('embedding_dimension'),
     embeddingVersion: text('embedding_version'),
-    tsv: tsvector('tsv').generatedAlwaysAs(sql`to_tsvector('english', "text")`),
+    // Own words weighted A, the context's D: keyword recall tells them apart (db/queries/recall.ts).
+    tsv: tsvector('tsv').generatedAlwaysAs(
+      sql`setweight(to_tsvector('english', "text"), 'A') || setweight(to_tsvector('english', coalesce("context_text", '')), 'D')`,
+    ),
     createdAt: createdAt(),
   },
   (t) => [

@@ -48,7 +48,7 @@ export interface PlannedInsert {
  * embedding budget is spent, and the chunks (the children's too) are stored without vectors.
  */
 export function planInsert(
-  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor'>,
+  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor' | 'config'>,
   write: PreparedWrite,
   decision: InsertDecision,
   extraction: EmbeddedExtraction,
@@ -135,6 +135,8 @@ export function planInsert(
             version: deps.embeddings.version,
           }
         : { provider: null, dimension: null, version: null }),
+      // The turn it answers: the memory written just before it in the same episode.
+      predecessorWindowSeconds: deps.config.episodeWindowSeconds,
     },
     supersede: decision.supersede.map((s) => s.memoryId),
     events: [

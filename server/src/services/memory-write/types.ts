@@ -12,7 +12,7 @@ export interface MemoryWriteDeps {
   db: Database;
   embeddings: EmbeddingProvider;
   quota: QuotaGate;
-  config: Pick<AppConfig, 'dedupe' | 'metadataMaxBytes'>;
+  config: Pick<AppConfig, 'dedupe' | 'metadataMaxBytes' | 'episodeWindowSeconds'>;
   /** Splits memories into children; undefined: extraction does not run. */
   extractor?: Extractor | undefined;
   /** Told how many rows a committed write added, to keep planner statistics fresh. */
