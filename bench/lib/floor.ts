@@ -54,21 +54,25 @@ export function vectorParams(owner: FloorOwner, literal: string, limit: number):
 export const KEYWORD_SQL = `with lexemes as (
       select i, (select string_agg(quote_literal(left(lexeme, n))
           || case when n = length(lexeme) and n >= 5 then ':*' else '' end, ' | ')
-        from generate_series(least(5, length(lexeme)), length(lexeme)) as n) as expansion
+        from generate_series(least(5, length(lexeme)), length(lexeme)) as n) as expansion,
+        (select string_agg(quote_literal(left(lexeme, n))
+          || case when n = length(lexeme) and n >= 5 then ':*A' else ':A' end, ' | ')
+        from generate_series(least(5, length(lexeme)), length(lexeme)) as n) as own_expansion
       from unnest(tsvector_to_array(to_tsvector('english', $1::text))) with ordinality as t(lexeme, i)
     ),
     terms as (
-      select i, expansion::tsquery as lexeme from lexemes
+      select i, expansion::tsquery as lexeme, own_expansion::tsquery as own from lexemes
       where i <= 32
     ),
     matched as materialized (
       select "memory_chunks"."id", "memory_chunks"."memory_id",
-        length("memory_chunks"."tsv")::float8 as length, "memory_chunks"."tsv"
+        length(ts_filter("memory_chunks"."tsv", '{a}'))::float8 as length, "memory_chunks"."tsv"
       from "memory_chunks"
       where ("memory_chunks"."workspace_id" = $2 and "memory_chunks"."owner_type" = $3 and "memory_chunks"."owner_id" = $4 and "memory_chunks"."tsv" @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery)
     ),
     hits as materialized (
-      select matched.id, terms.i from matched join terms on matched.tsv @@ terms.lexeme
+      select matched.id, terms.i, matched.tsv @@ terms.own as own
+      from matched join terms on matched.tsv @@ terms.lexeme
     ),
     collection as (
       select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $5 and "memory_chunks"."owner_type" = $6 and "memory_chunks"."owner_id" = $7)))::float8) as total,
@@ -78,11 +82,15 @@ export const KEYWORD_SQL = `with lexemes as (
     weights as (
       select terms.i, ln(1 + (collection.total - df + 0.5) / (df + 0.5)) as idf
       from terms cross join collection
-        cross join lateral (select count(*)::float8 as df from hits where hits.i = terms.i) as frequency
+        cross join lateral (
+          select coalesce(nullif(count(*) filter (where hits.own), 0), count(*))::float8 as df
+          from hits where hits.i = terms.i
+        ) as frequency
     ),
     scored as (
       select id, sum(idf) as idf_sum
-      from (select hits.id, weights.idf from hits join weights using (i) order by hits.id, hits.i) as ordered
+      from (select hits.id, weights.idf * case when hits.own then 1 else 0.5 end as idf
+        from hits join weights using (i) order by hits.id, hits.i) as ordered
       group by id
     ),
     ranked as (

@@ -17,6 +17,8 @@ import { prepareWrite } from '../../src/services/memory-write/validate.js';
 const WORKSPACE = '00000000-0000-4000-8000-000000000001';
 const OLD = '00000000-0000-4000-8000-0000000000aa';
 const NEWER = '00000000-0000-4000-8000-0000000000bb';
+/** The write path's only setting planInsert reads: the episode window (turn context). */
+const EPISODE_WINDOW = { episodeWindowSeconds: 1800 };
 const THRESHOLDS = { nearThreshold: 0.9, semanticThreshold: 0.95 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -221,7 +223,7 @@ describe('planInsert: the rows of a new memory', () => {
 
   it('supersedes what the decision names, and says so in events and answer', () => {
     const write = prepare({ text: 'Alice lives in Berlin', idempotency_key: 'key-0001' });
-    const plan = planInsert({ embeddings }, write, conflict, embedded(none), [[1, 0]], {});
+    const plan = planInsert({ embeddings, config: EPISODE_WINDOW }, write, conflict, embedded(none), [[1, 0]], {});
     expect(plan.memoryId).toMatch(UUID);
     expect(plan.response).toMatchObject({
       memory_id: plan.memoryId,
@@ -271,7 +273,7 @@ describe('planInsert: the rows of a new memory', () => {
       ],
     };
     const plan = planInsert(
-      { embeddings },
+      { embeddings, config: EPISODE_WINDOW },
       write,
       { kind: 'insert', supersede: [] },
       embedded(extraction, [
@@ -312,7 +314,7 @@ describe('planInsert: the rows of a new memory', () => {
       children: [{ text: 'Alice loves jazz.', memoryType: 'preference' }],
     };
     const plan = planInsert(
-      { embeddings },
+      { embeddings, config: EPISODE_WINDOW },
       write,
       decision,
       embedded(extraction, [[1, 0]]),
@@ -350,7 +352,7 @@ describe('planInsert: the rows of a new memory', () => {
 
   it('does not recheck for duplicates under a deliberate rewrite, and claims nothing without a key', () => {
     const write = prepare({ text: 'Alice lives in Berlin', replaces_memory_id: OLD });
-    const plan = planInsert({ embeddings }, write, conflict, embedded(none), [[1, 0]], {
+    const plan = planInsert({ embeddings, config: EPISODE_WINDOW }, write, conflict, embedded(none), [[1, 0]], {
       safety: { pii_hints: ['phone'] },
     });
     expect(plan.memory.recheck).toBe(false);

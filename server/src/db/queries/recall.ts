@@ -261,6 +261,11 @@ const BM25_B = sql.raw(String(0.75));
  * frequencies and IDF follow per lexeme, and each chunk's IDF sum is added in lexeme order, the
  * same floating-point sum as adding a term per lexeme would give.
  *
+ * A chunk's own words weigh 1 and its context's (the turn it answers, memory_chunks.context_text)
+ * CONTEXT_WEIGHT; document frequency counts the chunks holding a word themselves (those holding it
+ * only in context when none does), and length is the chunk's own, so a chunk without context
+ * scores as it did before context existed.
+ *
  * `ownerChunks`: where the owner's chunk count comes from (default: {@link ownerChunksQuery} as
  * a subquery); the one-trip search reads it once for the IDF and for its own use.
  */
@@ -317,7 +322,6 @@ export function keywordRecallQuery(
       select terms.i, ln(1 + (collection.total - df + 0.5) / (df + 0.5)) as idf
       from terms cross join collection
         cross join lateral (
-          -- Chunks holding the word themselves; those holding it only in context when none does.
           select coalesce(nullif(count(*) filter (where hits.own), 0), count(*))::float8 as df
           from hits where hits.i = terms.i
         ) as frequency

@@ -48,7 +48,9 @@ export interface PlannedInsert {
  * embedding budget is spent, and the chunks (the children's too) are stored without vectors.
  */
 export function planInsert(
-  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor' | 'config'>,
+  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor'> & {
+    config: Pick<MemoryWriteDeps['config'], 'episodeWindowSeconds'>;
+  },
   write: PreparedWrite,
   decision: InsertDecision,
   extraction: EmbeddedExtraction,

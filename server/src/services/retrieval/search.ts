@@ -22,6 +22,7 @@ import { EPISODE_SPAN, addEpisodeContext } from './episodes.js';
 import {
   PROFILES,
   addFurtherChunks,
+  poolKeywordScores,
   applyFactor,
   blendRerank,
   byScore,
@@ -333,7 +334,9 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   );
   const queryTerms = queryStems(payload.query);
   const lexical = lexicalEvidence(textHits, profile.recallLimit, queryTerms);
-  const candidates = fuse(vectorHits, textHits, weights.vector).filter((candidate) => {
+  const fused = fuse(vectorHits, textHits, weights.vector);
+  poolKeywordScores(fused);
+  const candidates = fused.filter((candidate) => {
     candidate.wordCoverage = lexical(candidate);
     candidate.relevance = relevance(candidate, weights);
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
