@@ -36,13 +36,12 @@ describeDb('the turn a reply answers, in keyword search', () => {
       .post('/v1/search')
       .set('x-api-key', t.tenant.apiKey)
       .send({ user_id: 'ana', query, search_mode: 'keyword', top_k: 10, ...body });
-    if (res.status !== 200) console.log(JSON.stringify(res.body));
     expect(res.status).toBe(200);
     return res.body.results as Result[];
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ LOG_LEVEL: 'error' });
+    t = await createTestApp();
     http = await listen(t.app);
     await write('question', {
       user_id: 'ana',
@@ -58,13 +57,17 @@ describeDb('the turn a reply answers, in keyword search', () => {
       effective_at: at(0),
       metadata: { session: 1 },
     });
-    // Written next, but two days later: another episode, so the reply is not its context.
+    // Written next in the same session, but dated two days later: another episode, so the reply
+    // is not its context.
     await write('later', {
       user_id: 'ana',
       text: 'Ana said, "Biscuit chewed my slippers."',
       effective_at: at(2),
-      metadata: { session: 2 },
+      metadata: { session: 1 },
     });
+    // Two facts written one after another, of no conversation: neither answers the other.
+    await write('nurse', { user_id: 'ana', text: 'Ana works as a nurse.', effective_at: at(2) });
+    await write('oslo', { user_id: 'ana', text: 'Ana lives in Oslo.', effective_at: at(2) });
   });
   afterAll(async () => {
     await t?.mcpSessions.closeAll();
@@ -86,11 +89,13 @@ describeDb('the turn a reply answers, in keyword search', () => {
     expect(results.map((r) => r.memory_id)).toEqual([ids.reply]);
   });
 
-  it('takes context only from the same owner and episode', async () => {
+  it('takes context only from the same owner, conversation and episode', async () => {
     // Zed's turn was written just before the reply, but is another owner's.
     expect(await search('violins')).toEqual([]);
-    // Biscuit's turn was written just after the reply, but days later: it answers nothing.
+    // Biscuit's turn was written after the reply, but days later: it answers nothing.
     expect((await search('pottery')).map((r) => r.memory_id)).toEqual([ids.reply]);
+    // Facts written in a row without a conversation in their metadata answer nothing either.
+    expect((await search('nurse')).map((r) => r.memory_id)).toEqual([ids.nurse]);
   });
 
   it('finds the reply over MCP search_memories too', async () => {

@@ -414,6 +414,19 @@ export interface ChunkRows {
 /** The most of a predecessor's text kept as context: its end, what the reply follows. */
 const CONTEXT_MAX_CHARS = 1000;
 
+/**
+ * Metadata that says which conversation a memory is a turn of: a predecessor is the turn a reply
+ * answers only when both name the same one under one of these keys, or both are turns of
+ * conversation imports (`ingest: "conversation"`). Facts written one after another answer nothing.
+ */
+const CONVERSATION_METADATA_KEYS = [
+  'conversation_id',
+  'session_id',
+  'session',
+  'thread_id',
+] as const;
+const CONVERSATION_KEYS = CONVERSATION_METADATA_KEYS.map((key) => `'${key}'`).join(', ');
+
 type InsertParams = FinishParams &
   SpaceParams & {
     recheck: boolean;
@@ -488,7 +501,7 @@ memory as (
 ),
 predecessor as (
   select right(latest.text, ${CONTEXT_MAX_CHARS}) as text from (
-    select p.text, coalesce(p.effective_at, p.created_at) as at from memories p
+    select p.text, p.metadata, coalesce(p.effective_at, p.created_at) as at from memories p
     where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
       and p.owner_id = :ownerId::text and p.parent_memory_id is null
       and p.id <> all (:supersede::uuid[])
@@ -496,6 +509,9 @@ predecessor as (
   ) as latest
   where abs(extract(epoch from latest.at - coalesce(:effectiveAt::timestamptz, now())))
     <= :predecessorWindowSeconds::float8 and :predecessorWindowSeconds::float8 > 0
+    and (exists (select 1 from unnest(array[${CONVERSATION_KEYS}]) as k
+        where (:metadata::jsonb) -> k = latest.metadata -> k)
+      or ((:metadata::jsonb) ->> 'ingest' = 'conversation' and latest.metadata ->> 'ingest' = 'conversation'))
 ),
 chunks as (
   insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,

@@ -222,40 +222,6 @@ export function addFurtherChunks(candidates: Candidate[], share = FURTHER_CHUNK_
   }
 }
 
-/**
- * How much each further chunk of a memory that keyword recall matched adds to the keyword score of
- * its best one. A long memory's words are spread over its chunks: the parts of a question it
- * answers in different places add up, saturating as BM25 does with repeated words.
- */
-export const FURTHER_KEYWORD_CHUNK_SHARE = Number(process.env.MNEMO_KEYWORD_POOL ?? 0.5);
-
-/**
- * Keyword score per memory: the best keyword-matched chunk of each memory takes the others' as
- * further evidence (1 − (1−s₀)·Π(1 − share·sᵢ)), before relevance is computed from it. Memories
- * of one chunk are unaffected.
- */
-export function poolKeywordScores(
-  candidates: Candidate[],
-  share = FURTHER_KEYWORD_CHUNK_SHARE,
-): void {
-  if (share <= 0) return;
-  const byMemory = new Map<string, Candidate[]>();
-  for (const candidate of candidates) {
-    if (candidate.textScore === undefined) continue;
-    const chunks = byMemory.get(candidate.memoryId);
-    if (chunks) chunks.push(candidate);
-    else byMemory.set(candidate.memoryId, [candidate]);
-  }
-  for (const chunks of byMemory.values()) {
-    if (chunks.length < 2) continue;
-    chunks.sort((a, b) => b.textScore! - a.textScore!);
-    const best = chunks[0]!;
-    let missing = 1 - best.textScore!;
-    for (const other of chunks.slice(1)) missing *= 1 - share * other.textScore!;
-    best.textScore = 1 - missing;
-  }
-}
-
 /** What each recall that ran counts for in one search (0 for a recall that did not run). */
 export interface FusionWeights {
   vector: number;

@@ -22,7 +22,6 @@ import { EPISODE_SPAN, addEpisodeContext } from './episodes.js';
 import {
   PROFILES,
   addFurtherChunks,
-  poolKeywordScores,
   applyFactor,
   blendRerank,
   byScore,
@@ -334,9 +333,7 @@ async function rankedSearch(deps: SearchDeps, request: SearchRequest): Promise<S
   );
   const queryTerms = queryStems(payload.query);
   const lexical = lexicalEvidence(textHits, profile.recallLimit, queryTerms);
-  const fused = fuse(vectorHits, textHits, weights.vector);
-  poolKeywordScores(fused);
-  const candidates = fused.filter((candidate) => {
+  const candidates = fuse(vectorHits, textHits, weights.vector).filter((candidate) => {
     candidate.wordCoverage = lexical(candidate);
     candidate.relevance = relevance(candidate, weights);
     return evidence(candidate, weights.evidence) >= profile.minEvidence;
