@@ -50,7 +50,11 @@ describeDb('the turn a reply answers, in keyword search', () => {
       metadata: { session: 1 },
     });
     // Another owner's write in between is never the turn Ana's reply answers.
-    await write('zed', { user_id: 'zed', text: 'Zed said, "I like violins."', effective_at: at(0) });
+    await write('zed', {
+      user_id: 'zed',
+      text: 'Zed said, "I like violins."',
+      effective_at: at(0),
+    });
     await write('reply', {
       user_id: 'ana',
       text: 'Ana said, "At a pottery class in 2019, we shared a wheel."',

@@ -223,7 +223,14 @@ describe('planInsert: the rows of a new memory', () => {
 
   it('supersedes what the decision names, and says so in events and answer', () => {
     const write = prepare({ text: 'Alice lives in Berlin', idempotency_key: 'key-0001' });
-    const plan = planInsert({ embeddings, config: EPISODE_WINDOW }, write, conflict, embedded(none), [[1, 0]], {});
+    const plan = planInsert(
+      { embeddings, config: EPISODE_WINDOW },
+      write,
+      conflict,
+      embedded(none),
+      [[1, 0]],
+      {},
+    );
     expect(plan.memoryId).toMatch(UUID);
     expect(plan.response).toMatchObject({
       memory_id: plan.memoryId,
@@ -352,9 +359,16 @@ describe('planInsert: the rows of a new memory', () => {
 
   it('does not recheck for duplicates under a deliberate rewrite, and claims nothing without a key', () => {
     const write = prepare({ text: 'Alice lives in Berlin', replaces_memory_id: OLD });
-    const plan = planInsert({ embeddings, config: EPISODE_WINDOW }, write, conflict, embedded(none), [[1, 0]], {
-      safety: { pii_hints: ['phone'] },
-    });
+    const plan = planInsert(
+      { embeddings, config: EPISODE_WINDOW },
+      write,
+      conflict,
+      embedded(none),
+      [[1, 0]],
+      {
+        safety: { pii_hints: ['phone'] },
+      },
+    );
     expect(plan.memory.recheck).toBe(false);
     expect(plan.memory.claim).toBeNull();
     // What a write that lost the race to an identical one records, less the winner's id.
