@@ -89,7 +89,7 @@ export const KEYWORD_SQL = `with lexemes as (
     ),
     scored as (
       select id, sum(idf) as idf_sum
-      from (select hits.id, weights.idf * case when hits.own then 1 else 0.5 end as idf
+      from (select hits.id, weights.idf * case when hits.own then 1 else 0.25 end as idf
         from hits join weights using (i) order by hits.id, hits.i) as ordered
       group by id
     ),

@@ -233,8 +233,10 @@ function truncatedLexeme(weight: '' | 'A') {
 /**
  * What a query word found only in a chunk's context (the turn it answers) counts for, against
  * its own words' 1: enough to find a reply through its question, not to outrank the question.
+ * Chosen among 0.15, 0.25 and 0.5 by leave-one-conversation-out on the bench's default search
+ * (bench/results/quality-2026-12-07.md).
  */
-const CONTEXT_WEIGHT = sql.raw(String(Number(process.env.MNEMO_CONTEXT_WEIGHT ?? 0.5)));
+const CONTEXT_WEIGHT = sql.raw(String(0.25));
 
 /** Longest list of query lexemes the keyword rank weighs one by one. */
 const MAX_RANKED_LEXEMES = 32;
