@@ -12,10 +12,7 @@
  */
 import postgres from 'postgres';
 import { openDatabase } from '../server/src/db/client.js';
-import { ApiKeyService } from '../server/src/services/api-keys/index.js';
-import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
-import { bulkLoader } from './lib/bulk-load.js';
-import { localEmbedder } from './lib/embedder.js';
+import { benchWorkspaceLoader } from './lib/bulk-load.js';
 import { HEAVY_OWNER, heavyMemory, regularMemory } from './lib/generator.js';
 
 const count = (text: string) => Number(text.trim().replace(/k$/i, '000'));
@@ -40,13 +37,7 @@ async function main(): Promise<void> {
     timeouts: { statementMs: 0, lockMs: 0 },
   });
   try {
-    const apiKeys = await ApiKeyService.create(handle.db);
-    const boot = await ensureBootstrapWorkspace(handle.db, apiKeys, {
-      bootstrapApiKey: API_KEY,
-      bootstrapWorkspaceName: 'bench',
-    });
-    const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
-    loader.attach(handle.db);
+    const loader = await benchWorkspaceLoader(handle.db, API_KEY);
     for (const [n, size] of SIZES.entries()) {
       const owner = n === 0 ? HEAVY_OWNER : `${HEAVY_OWNER}-${size}`;
       await loader.load(
@@ -61,7 +52,7 @@ async function main(): Promise<void> {
       })(),
     );
     process.stdout.write(
-      `${url} workspace ${boot.workspaceId} stored ${loader.stored} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+      `${url} workspace ${loader.workspaceId} stored ${loader.stored} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
     );
   } finally {
     await handle.close();
