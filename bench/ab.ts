@@ -20,10 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
-import { localEmbedder } from './lib/embedder.js';
-import { ApiKeyService } from '../server/src/services/api-keys/index.js';
-import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
-import { bulkLoader } from './lib/bulk-load.js';
+import { benchWorkspaceLoader } from './lib/bulk-load.js';
 import { addCost, measured, noCost, readingClient, type Cost } from './lib/cpu.js';
 import { createBenchDatabase, maintenanceDone } from './lib/database.js';
 import {
@@ -67,13 +64,7 @@ async function load(databaseUrl: string, migrate: boolean): Promise<void> {
     timeouts: { statementMs: 0, lockMs: 0 },
   });
   try {
-    const apiKeys = await ApiKeyService.create(handle.db);
-    const boot = await ensureBootstrapWorkspace(handle.db, apiKeys, {
-      bootstrapApiKey: API_KEY,
-      bootstrapWorkspaceName: 'bench',
-    });
-    const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
-    loader.attach(handle.db);
+    const loader = await benchWorkspaceLoader(handle.db, API_KEY);
     await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
     await loader.load(
       (function* () {

@@ -24,10 +24,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
-import { localEmbedder } from './lib/embedder.js';
-import { ApiKeyService } from '../server/src/services/api-keys/index.js';
-import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
-import { bulkLoader } from './lib/bulk-load.js';
+import { benchWorkspaceLoader } from './lib/bulk-load.js';
 import { createBenchDatabase } from './lib/database.js';
 import {
   HEAVY_MEMORIES,
@@ -217,13 +214,7 @@ async function compare(
 }
 
 async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise<void> {
-  const apiKeys = await ApiKeyService.create(db);
-  const boot = await ensureBootstrapWorkspace(db, apiKeys, {
-    bootstrapApiKey: API_KEY,
-    bootstrapWorkspaceName: 'bench',
-  });
-  const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
-  loader.attach(db);
+  const loader = await benchWorkspaceLoader(db, API_KEY);
   await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
   await loader.load(
     (function* () {
@@ -250,9 +241,11 @@ async function main(): Promise<void> {
       if (baseBench) await migrateByBase({ ...env, DATABASE_URL: baseBench.databaseUrl });
       for (const target of [bench, baseBench]) {
         if (!target) continue;
+        // No statement timeout: a loaded machine can take longer than the server's default over a batch.
         const handle = await openDatabase({
           databaseUrl: target.databaseUrl,
           migrate: target === bench,
+          timeouts: { statementMs: 0, lockMs: 0 },
         });
         try {
           await load(handle.db);

@@ -28,6 +28,9 @@ import { chunkText } from '../../server/src/services/chunking.js';
 import { assessMemory } from '../../server/src/services/lifecycle/intelligence.js';
 import { canonicalHash } from '../../server/src/text/canonical.js';
 import type { SyntheticMemory } from './generator.js';
+import { localEmbedder } from './embedder.js';
+import { ApiKeyService } from '../../server/src/services/api-keys/index.js';
+import { ensureBootstrapWorkspace } from '../../server/src/services/bootstrap.js';
 
 const BATCH = 500;
 /** Bind parameters per insert statement stay under PostgreSQL's 65,535. */
@@ -315,4 +318,23 @@ export async function withIndexesDeferred(
     for (const { definition } of definitions) await tx.execute(sql.raw(definition));
   });
   return { buildSeconds: (performance.now() - t0) / 1000 };
+}
+
+/**
+ * The bench's workspace on `db` (the server's bootstrap, keyed by `apiKey`) and a loader into it
+ * with the local embedder and ids derived from the data, as `bench:ab`, `bench:equality` and
+ * `load-heavy.ts` load their data sets.
+ */
+export async function benchWorkspaceLoader(
+  db: Database,
+  apiKey: string,
+): Promise<BulkLoader & { workspaceId: string }> {
+  const apiKeys = await ApiKeyService.create(db);
+  const boot = await ensureBootstrapWorkspace(db, apiKeys, {
+    bootstrapApiKey: apiKey,
+    bootstrapWorkspaceName: 'bench',
+  });
+  const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
+  loader.attach(db);
+  return Object.assign(loader, { workspaceId: boot.workspaceId! });
 }

@@ -1,10 +1,23 @@
 /**
- * The floor: the hybrid recall of `server/src/db/queries/recall.ts` as plain SQL (the same two
- * statements the query builder generates, same parameters, same session setting; a server test
- * holds them equal), run in parallel, fused by reciprocal rank fusion (k = 60) in JS. No HTTP, no
- * ORM, no ranking beyond RRF: what any implementation of this search must at least pay.
+ * The floor: the hybrid recall of `server/src/db/queries/recall.ts` (its two statements, taken
+ * from the server's own statement builders, with the server's parameters and session settings),
+ * sent as plain SQL through the bench's own client, run in parallel and fused by reciprocal rank
+ * fusion (k = 60) in JS. No HTTP, no ORM at search time, no ranking beyond RRF: what any
+ * implementation of this search must at least pay.
  */
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import type { Query } from 'drizzle-orm';
+import postgres from 'postgres';
 import { SESSION_SETTINGS } from '../../server/src/db/client.js';
+import {
+  keywordRecallQuery,
+  liveOrHistory,
+  vectorRecallQuery,
+  type RecallFilter,
+} from '../../server/src/db/queries/recall.js';
+import * as schema from '../../server/src/db/schema/index.js';
+import { toVectorLiteral } from '../../server/src/db/schema/index.js';
 import type { EmbeddingProvider } from '../../server/src/providers/embeddings/index.js';
 
 /** Runs SQL with positional parameters; returns the rows. */
@@ -17,25 +30,83 @@ export interface FloorOwner {
   ownerId: string;
 }
 
-const COLUMNS = `"memory_chunks"."id", "memory_chunks"."memory_id", "memory_chunks"."chunk_index", "memory_chunks"."text", "memories"."memory_type", "memories"."importance", "memories"."confidence", "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."parent_memory_id", "memories"."created_at", "memories"."effective_at", "memories"."expires_at"`;
+// Only builds statements: the client never connects.
+const builder = drizzle({ client: postgres('postgres://floor@127.0.0.1:1/none'), schema });
+const dialect = new PgDialect();
+
+/** The values a recall statement takes from the search, by name. */
+interface Values {
+  workspaceId: string;
+  ownerType: string;
+  ownerId: string;
+  literal: string;
+  query: string;
+  limit: number;
+}
 
 /**
- * Live memories and history (expired ones, unless plan retention archived them): every search
- * recalls both (`RecallFilter.history` in recall.ts).
+ * A statement of the server's builder as its text and where each parameter comes from: built
+ * once with stand-in values, each parameter is the stand-in it equals (or a constant of the
+ * statement). So the floor sends exactly the server's statement and builds nothing per search.
  */
-const LIVE_OR_HISTORY = `("memories"."lifecycle_state" = 'active'
-  or ("memories"."lifecycle_state" = 'archived' and "memories"."archive_rule" = 'expiry'))`;
+interface Template {
+  sql: string;
+  fill(values: Values): unknown[];
+}
 
-/** The owner's live memories and history; `$n` is the first of its three parameters. */
-const ownerWhere = (n: number) =>
-  `"memory_chunks"."workspace_id" = $${n} and "memory_chunks"."owner_type" = $${n + 1} and "memory_chunks"."owner_id" = $${n + 2} and ${LIVE_OR_HISTORY}`;
+function template(build: (standIn: Values) => Query): Template {
+  const standIn: Values = {
+    workspaceId: '00000000-0000-4000-8000-00000000f100',
+    ownerType: '\u0001ownerType',
+    ownerId: '\u0001ownerId',
+    literal: '',
+    query: '\u0001query',
+    limit: 1_000_003,
+  };
+  const built = build(standIn);
+  const byValue = new Map<unknown, keyof Values>(
+    (Object.keys(standIn) as Array<keyof Values>).map((name) => [standIn[name], name]),
+  );
+  const slots = built.params.map((param) => byValue.get(param) ?? { constant: param });
+  return {
+    sql: built.sql,
+    fill: (values) =>
+      slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.constant)),
+  };
+}
 
-const ownerParams = (owner: FloorOwner) => [owner.workspaceId, owner.ownerType, owner.ownerId];
+// Every search recalls history too (server/src/services/retrieval/search.ts `recallFilter`).
+const filterOf = (v: Values): RecallFilter => ({
+  workspaceId: v.workspaceId,
+  ownerType: v.ownerType,
+  ownerId: v.ownerId,
+  history: true,
+});
 
-/** Nearest chunks by cosine. Parameters: the vector literal, the owner (3), the limit. */
+const vectorTemplates = new Map<number, Template>();
+function vectorTemplate(dimension: number): Template {
+  let known = vectorTemplates.get(dimension);
+  if (!known) {
+    // A stand-in embedding whose literal is told apart from every other value.
+    const embedding = Array.from({ length: dimension }, (_, i) => (i + 1) / 1e6);
+    known = template((v) => {
+      v.literal = toVectorLiteral(embedding);
+      return vectorRecallQuery(builder, filterOf(v), embedding, v.limit).toSQL();
+    });
+    vectorTemplates.set(dimension, known);
+  }
+  return known;
+}
+
+/** The server's vector recall statement (`vectorRecallQuery`) for embeddings of `dimension`. */
 export function vectorSql(dimension: number): string {
-  const t = `halfvec(${dimension})`;
-  return `select ${COLUMNS}, ("memory_chunks"."embedding"::${t} <=> $1::${t}) as "distance" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(2)} and "memory_chunks"."embedding_dimension" = ${dimension}) order by distance limit $5`;
+  return vectorTemplate(dimension).sql;
+}
+
+/** Its parameters; `literal` is the query embedding as pgvector text. */
+export function vectorParams(owner: FloorOwner, literal: string, limit: number): unknown[] {
+  const dimension = literal.split(',').length;
+  return vectorTemplate(dimension).fill({ ...owner, literal, query: '', limit });
 }
 
 /**
@@ -43,89 +114,18 @@ export function vectorSql(dimension: number): string {
  * for an exact search). Parameters: the owner (3).
  */
 export function ownerChunkTextsSql(dimension: number): string {
-  return `select "memory_chunks"."id", "memory_chunks"."text" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where (${ownerWhere(1)} and "memory_chunks"."embedding_dimension" = ${dimension})`;
+  return `select "memory_chunks"."id", "memory_chunks"."text" from "memory_chunks" inner join "memories" on "memories"."id" = "memory_chunks"."memory_id" where ("memory_chunks"."workspace_id" = $1 and "memory_chunks"."owner_type" = $2 and "memory_chunks"."owner_id" = $3 and ${liveOrHistory('"memories"')} and "memory_chunks"."embedding_dimension" = ${dimension})`;
 }
 
-export function vectorParams(owner: FloorOwner, literal: string, limit: number): unknown[] {
-  return [literal, ...ownerParams(owner), limit];
-}
+const keywordTemplate = template((v) =>
+  dialect.sqlToQuery(keywordRecallQuery(builder, filterOf(v), v.query, v.limit)),
+);
 
-/** BM25 keyword recall in one statement. Parameters: see {@link keywordParams}. */
-export const KEYWORD_SQL = `with lexemes as (
-      select i, (select string_agg(quote_literal(left(lexeme, n))
-          || case when n = length(lexeme) and n >= 5 then ':*' else '' end, ' | ')
-        from generate_series(least(5, length(lexeme)), length(lexeme)) as n) as expansion,
-        (select string_agg(quote_literal(left(lexeme, n))
-          || case when n = length(lexeme) and n >= 5 then ':*A' else ':A' end, ' | ')
-        from generate_series(least(5, length(lexeme)), length(lexeme)) as n) as own_expansion
-      from unnest(tsvector_to_array(to_tsvector('english', $1::text))) with ordinality as t(lexeme, i)
-    ),
-    terms as (
-      select i, expansion::tsquery as lexeme, own_expansion::tsquery as own from lexemes
-      where i <= 32
-    ),
-    matched as materialized (
-      select "memory_chunks"."id", "memory_chunks"."memory_id",
-        length(ts_filter("memory_chunks"."tsv", '{a}'))::float8 as length, "memory_chunks"."tsv"
-      from "memory_chunks"
-      where ("memory_chunks"."workspace_id" = $2 and "memory_chunks"."owner_type" = $3 and "memory_chunks"."owner_id" = $4 and "memory_chunks"."tsv" @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery)
-    ),
-    hits as materialized (
-      select matched.id, terms.i, matched.tsv @@ terms.own as own
-      from matched join terms on matched.tsv @@ terms.lexeme
-    ),
-    collection as (
-      select greatest(count(*)::float8, ((select count(*) from "memory_chunks" where ("memory_chunks"."workspace_id" = $5 and "memory_chunks"."owner_type" = $6 and "memory_chunks"."owner_id" = $7)))::float8) as total,
-        greatest(1, avg(matched.length)) as average_length
-      from matched
-    ),
-    weights as (
-      select terms.i, ln(1 + (collection.total - df + 0.5) / (df + 0.5)) as idf
-      from terms cross join collection
-        cross join lateral (
-          select coalesce(nullif(count(*) filter (where hits.own), 0), count(*))::float8 as df
-          from hits where hits.i = terms.i
-        ) as frequency
-    ),
-    scored as (
-      select id, sum(idf) as idf_sum
-      from (select hits.id, weights.idf * case when hits.own then 1 else 0.25 end as idf
-        from hits join weights using (i) order by hits.id, hits.i) as ordered
-      group by id
-    ),
-    ranked as (
-      select matched.id, matched.memory_id,
-        coalesce(scored.idf_sum, 0) * (1.2 + 1)
-          / (1 + 1.2 * (1 - 0.75 + 0.75 * matched.length / collection.average_length)) as rank,
-        coalesce(scored.idf_sum, 0)
-          / greatest(1e-9, (select sum(idf) from (select idf from weights order by i) as ordered)) as coverage
-      from matched cross join collection left join scored using (id)
-      order by rank desc, matched.id
-    )
-    select ranked.id as chunk_id, ranked.memory_id, chunk.chunk_index, chunk.text, live.memory_type,
-      live.importance, live.confidence, live.feedback_score, live.pinned, live.source_weight,
-      live.parent_memory_id, live.created_at, live.effective_at, live.expires_at, ranked.rank, ranked.coverage
-    from ranked cross join lateral (select "memories"."memory_type", "memories"."importance", "memories"."confidence",
-        "memories"."feedback_score", "memories"."pinned", "memories"."source_weight", "memories"."parent_memory_id", "memories"."created_at",
-        "memories"."effective_at", "memories"."expires_at"
-      from "memories"
-      where ("memories"."id" = ranked.memory_id and ${LIVE_OR_HISTORY})
-      limit 1) as live cross join lateral (select "memory_chunks"."chunk_index", "memory_chunks"."text" from "memory_chunks"
-      where "memory_chunks"."id" = ranked.id) as chunk
-    order by ranked.rank desc, ranked.id
-    limit $8`;
+/** The server's keyword (BM25) recall statement (`keywordRecallQuery`). */
+export const KEYWORD_SQL = keywordTemplate.sql;
 
 export function keywordParams(owner: FloorOwner, query: string, limit: number): unknown[] {
-  return [
-    query,
-    owner.workspaceId,
-    owner.ownerType,
-    owner.ownerId,
-    owner.workspaceId,
-    owner.ownerType,
-    owner.ownerId,
-    limit,
-  ];
+  return keywordTemplate.fill({ ...owner, literal: '', query, limit });
 }
 
 /** The server's per-session settings (db/client.ts) as one statement, for the floor's own client. */

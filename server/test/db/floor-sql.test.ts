@@ -11,8 +11,9 @@ interface Floor {
   keywordParams(owner: object, query: string, limit: number): unknown[];
 }
 
-// The speed bench's floor is only honest while it runs the statements the server runs. Loaded by
-// URL: bench/ is outside this package's sources.
+// The speed bench's floor is only honest while it runs the statements the server runs: it takes
+// them from the server's builders once and fills in each search's values itself, which must give
+// what the builder gives for those values. Loaded by URL: bench/ is outside this package's sources.
 const floor = (await import(new URL('../../../bench/lib/floor.ts', import.meta.url).href)) as Floor;
 // Never connects: only builds SQL.
 const db = drizzle({ client: postgres('postgres://floor@127.0.0.1:1/none'), schema });

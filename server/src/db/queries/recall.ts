@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, or, SQL, sql, type Query } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { type Reader, executeRows, runtimeOf } from '../client.js';
-import { memories, memoryChunks, memoryTime } from '../schema/index.js';
+import { memories, memoryChunks, memoryTime, ownerChunkCounts } from '../schema/index.js';
 import { PREFIX_MIN } from '../../text/tokens.js';
 import { cosineDistanceTo, embeddingDimensionIs } from './vector.js';
 
@@ -351,18 +351,23 @@ export function keywordRecallQuery(
     limit ${limit}`;
 }
 
-/** The number of the owner's chunks (all of them, in any state), by the owner index. */
-export function ownerChunksQuery(db: Reader, filter: RecallFilter) {
-  return db
-    .select({ count: sql`count(*)` })
-    .from(memoryChunks)
+/**
+ * The number of the owner's chunks (all of them, in any state): its row of `owner_chunk_counts`,
+ * which the database keeps exact on every insert and delete of chunks (no row: none yet). One
+ * lookup, where counting the chunks by the owner index cost in proportion to the owner.
+ */
+export function ownerChunksQuery(db: Reader, filter: RecallFilter): SQL {
+  const counted = db
+    .select({ chunks: ownerChunkCounts.chunks })
+    .from(ownerChunkCounts)
     .where(
       and(
-        eq(memoryChunks.workspaceId, filter.workspaceId),
-        eq(memoryChunks.ownerType, filter.ownerType),
-        eq(memoryChunks.ownerId, filter.ownerId),
+        eq(ownerChunkCounts.workspaceId, filter.workspaceId),
+        eq(ownerChunkCounts.ownerType, filter.ownerType),
+        eq(ownerChunkCounts.ownerId, filter.ownerId),
       ),
     );
+  return sql`select coalesce((${counted}), 0) as count`;
 }
 
 /** What recall reads of a chunk and its memory, as the drivers hand it over raw. */

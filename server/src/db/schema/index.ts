@@ -23,3 +23,4 @@ export * from './memory-pins.js';
 export * from './context-feedback.js';
 export * from './webhook-endpoints.js';
 export * from './job-runs.js';
+export * from './owner-chunk-counts.js';

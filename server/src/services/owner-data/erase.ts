@@ -3,6 +3,7 @@ import type { ErasureReceipt, OwnerType } from '@mnemo/contract';
 import type { Writer } from '../../db/client.js';
 import { toEventRow } from '../../db/queries/events.js';
 import { eraseOwnerRows, latestErasure, type ErasedCounts } from '../../db/queries/owner-data.js';
+import { dropOwnerVectorIndexes } from '../../db/queries/owner-vector-indexes.js';
 import { domainEvents } from '../../db/schema/index.js';
 import { DatabaseError } from '../../errors.js';
 import { fencedCommit } from '../deadline-fence.js';
@@ -58,6 +59,9 @@ export async function eraseOwner(
   );
   // What the owner stored no longer counts against the plan's storage.
   await recordStorageFreed(db, workspaceId, outcome.bytes);
+  // An index of the owner's own names the owner in its predicate; the hygiene job drops it too.
+  if (!outcome.replayed)
+    await dropOwnerVectorIndexes(db, { workspaceId, ...owner }).catch(() => undefined);
   return {
     receipt_id: outcome.event.id,
     owner_id: owner.ownerId,
