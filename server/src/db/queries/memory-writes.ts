@@ -25,15 +25,15 @@ export interface MemorySpace {
   containerTag: string | null;
 }
 
-type SpaceParams = { [K in keyof MemorySpace]: MemorySpace[K] };
+export type SpaceParams = { [K in keyof MemorySpace]: MemorySpace[K] };
 
 /** The memories (aliased `m`) of exactly this space, labels compared null-safely. */
-const IN_SPACE = `m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
+export const IN_SPACE = `m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
   and m.owner_id = :ownerId::text and m.scope is not distinct from :scope::text
   and m.namespace is not distinct from :namespace::text
   and m.container_tag is not distinct from :containerTag::text`;
 
-const spaceParams = (space: MemorySpace): SpaceParams => ({
+export const spaceParams = (space: MemorySpace): SpaceParams => ({
   workspaceId: space.workspaceId,
   ownerType: space.ownerType,
   ownerId: space.ownerId,
@@ -51,15 +51,16 @@ export interface NearestMemory {
 }
 
 /**
- * Live memories of the space whose first chunk is nearest to `:embedding`, nearest first, with
+ * Live memories of the space whose first chunk is nearest to `embedding` (a parameter, or a
+ * column of the statement around it), nearest first, with
  * their chunk counts. N is inlined (see `embeddingDimensionIs`) so the planner can pick the
  * partial HNSW index of that dimension.
  */
-function nearestSql(dimension: number): string {
+export function nearestSql(dimension: number, embedding = ':embedding'): string {
   assertEmbeddingDimension(dimension);
   return `
 select c.memory_id as "memoryId", m.text,
-  (c.embedding::${embeddingType(dimension)} <=> :embedding::${embeddingType(dimension)}) as distance,
+  (c.embedding::${embeddingType(dimension)} <=> ${embedding}::${embeddingType(dimension)}) as distance,
   (select count(*) from memory_chunks n where n.memory_id = c.memory_id)::int as "chunkCount"
 from memory_chunks c
 join memories m on m.id = c.memory_id
@@ -70,14 +71,14 @@ order by distance
 limit :limit::int`;
 }
 
-interface NearestRow {
+export interface NearestRow {
   memoryId: string;
   text: string;
   distance: number;
   chunkCount: number;
 }
 
-const nearestMemory = (row: NearestRow): NearestMemory => ({
+export const nearestMemory = (row: NearestRow): NearestMemory => ({
   memoryId: row.memoryId,
   text: row.text,
   similarity: 1 - Number(row.distance),
@@ -133,30 +134,43 @@ type LookupParams = SpaceParams & {
 /** Keyed by the dimension of the nearest-memories part, 0 for none. */
 const lookupStatements = new Map<number, Statement<LookupParams>>();
 
+/**
+ * The columns of a write's lookup that depend on its text: the exact duplicate, the memories
+ * holding the same claims and (with a dimension) the nearest memories. Each input is an SQL
+ * expression: a parameter of one write, or a column of a batch's items.
+ */
+export function lookupColumns(
+  dimension: number,
+  input: { contentHash: string; claimKeys: string; embedding: string },
+): string {
+  const nearest = dimension
+    ? `(select coalesce(json_agg(n order by n.distance), '[]'::json) from (${nearestSql(dimension, input.embedding)}) n)`
+    : `'[]'::json`;
+  return `
+  (select m.id from memories m
+    where ${input.contentHash} is not null and ${IN_SPACE}
+      and m.content_hash = ${input.contentHash} and m.lifecycle_state = 'active'
+    order by m.created_at limit 1) as "duplicateId",
+  (select coalesce(json_agg(h order by h."createdAt"), '[]'::json) from (
+    select m.id, m.text, m.claims, m.effective_at as "effectiveAt", m.created_at as "createdAt", m.confidence
+    from memories m
+    where cardinality(${input.claimKeys}) > 0 and ${IN_SPACE}
+      and m.lifecycle_state = 'active' and m.claim_keys && ${input.claimKeys}
+    order by m.created_at limit 50) h) as "claimHolders",
+  ${nearest} as nearest`;
+}
+
 function lookupStatement(dimension: number): Statement<LookupParams> {
   let statement = lookupStatements.get(dimension);
   if (!statement) {
-    const nearest = dimension
-      ? `(select coalesce(json_agg(n order by n.distance), '[]'::json) from (${nearestSql(dimension)}) n)`
-      : `'[]'::json`;
     statement = new Statement(`
 select
   i.request_hash as "requestHash",
   i.response,
-  (select m.id from memories m
-    where :contentHash::text is not null and ${IN_SPACE}
-      and m.content_hash = :contentHash::text and m.lifecycle_state = 'active'
-    order by m.created_at limit 1) as "duplicateId",
   exists (select 1 from memories m
     where m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
       and m.owner_id = :ownerId::text and m.id = :replacesId::uuid) as "replacementFound",
-  (select coalesce(json_agg(h order by h."createdAt"), '[]'::json) from (
-    select m.id, m.text, m.claims, m.effective_at as "effectiveAt", m.created_at as "createdAt", m.confidence
-    from memories m
-    where cardinality(:claimKeys::text[]) > 0 and ${IN_SPACE}
-      and m.lifecycle_state = 'active' and m.claim_keys && :claimKeys::text[]
-    order by m.created_at limit 50) h) as "claimHolders",
-  ${nearest} as nearest
+  ${lookupColumns(dimension, { contentHash: ':contentHash::text', claimKeys: ':claimKeys::text[]', embedding: ':embedding' })}
 from (values (1)) as one (x)
 left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key = :idempotencyKey::text`);
     lookupStatements.set(dimension, statement);
@@ -164,7 +178,7 @@ left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key
   return statement;
 }
 
-type LookupRow = {
+export type LookupRow = {
   requestHash: string | null;
   response: Record<string, unknown> | null;
   duplicateId: string | null;
@@ -202,6 +216,11 @@ export async function writeLookups(
     limit: nearest?.limit ?? 0,
   });
   if (!row) throw lostAnswer('write lookups');
+  return lookupsOf(row);
+}
+
+/** A lookup row as the write reads it. */
+export function lookupsOf(row: LookupRow): WriteLookups {
   return {
     idempotency:
       row.requestHash !== null && row.response !== null
@@ -252,7 +271,7 @@ const LOCK_SPACE_CONTENT = new Statement<{ key: string }>(
   `select pg_advisory_xact_lock(:key::bigint)::text as locked`,
 );
 
-function spaceContentKey(space: MemorySpace, contentHash: string): string {
+export function spaceContentKey(space: MemorySpace, contentHash: string): string {
   const digest = createHash('sha256')
     .update(
       JSON.stringify([
@@ -614,7 +633,7 @@ function insertParams(input: NewMemoryWrite): InsertParams {
 }
 
 /** A child's columns as `children` of {@link INSERT_MEMORY} reads them, the table's defaults filled in. */
-function childColumns(child: ChildMemoryWrite['memory']) {
+export function childColumns(child: ChildMemoryWrite['memory']) {
   return {
     id: child.id,
     text: child.text,
