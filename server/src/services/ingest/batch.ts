@@ -35,6 +35,8 @@ export interface BatchOutcome {
    * written one by one, so each gets the answer a write of its own gets.
    */
   keepBatching: boolean;
+  /** The item after `results` is one the batch leaves: write it alone before batching again. */
+  aloneNext?: boolean;
 }
 
 /** A memory the batch stores, as the lookups of its later items would have found it. */
@@ -70,7 +72,7 @@ export async function writeBatch(
   payloads: readonly MemoryInsertPayload[],
 ): Promise<BatchOutcome> {
   const writes = batchable(deps, request, payloads);
-  if (writes.length < 2) return { results: [], keepBatching: true };
+  if (writes.length < 2) return { results: [], keepBatching: true, aloneNext: true };
   const space = writes[0]!.space;
 
   let vectors: number[][][] | undefined;
@@ -128,12 +130,16 @@ export async function writeBatch(
       genTokens: 0,
     };
     let rows = 0;
+    let aloneNext = false;
     for (const [index, write] of writes.entries()) {
       const found = lookups[index]!;
       const safety = safetyOf(write.request);
       const key = write.idempotencyKey;
       if (key && found.idempotency) {
-        if (found.idempotency.requestHash !== write.requestHash) break;
+        if (found.idempotency.requestHash !== write.requestHash) {
+          aloneNext = true;
+          break;
+        }
         results.push({
           response: found.idempotency.response as MemoryInsertResponse,
           audited: false,
@@ -141,7 +147,10 @@ export async function writeBatch(
         continue;
       }
       if (key) {
-        if (keys.has(key)) break;
+        if (keys.has(key)) {
+          aloneNext = true;
+          break;
+        }
         keys.add(key);
       }
       const recordDuplicate = (
@@ -178,7 +187,10 @@ export async function writeBatch(
         );
         continue;
       }
-      if (decision.kind === 'merge' || decision.supersede.length > 0 || decision.historyOf) break;
+      if (decision.kind === 'merge' || decision.supersede.length > 0 || decision.historyOf) {
+        aloneNext = true;
+        break;
+      }
 
       const extraction = await extract(deps.extractor, write.request.payload);
       const childChunks = chunkChildren(extraction.children);
@@ -229,7 +241,7 @@ export async function writeBatch(
     }
     if (results.length === 0) {
       await reservation.release();
-      return { results, keepBatching: true };
+      return { results, keepBatching: true, aloneNext };
     }
     if (batch.claims.length + batch.audits.length > 0) {
       try {
@@ -252,7 +264,7 @@ export async function writeBatch(
     };
     await (used.writes > 0 ? reservation.commit(consumed) : reservation.release());
     if (rows > 0) deps.onRowsWritten?.(rows);
-    return { results, keepBatching: true };
+    return { results, keepBatching: true, aloneNext };
   } catch (error) {
     await reservation.release();
     if (error instanceof ServiceError) return GIVE_WAY;

@@ -144,6 +144,8 @@ export async function writeItems<D extends object>(
     });
   };
   let batching = true;
+  // The batch left the next item to be written alone.
+  let alone = false;
   let index = 0;
   while (index < items.length) {
     // Between writes other requests (and the request's deadline) get their turn: on the embedded
@@ -156,16 +158,18 @@ export async function writeItems<D extends object>(
       counts.skipped += items.length - index;
       break;
     }
-    if (batching) {
+    if (batching && !alone) {
       const batch = await writeBatch(
         deps,
         request,
         items.slice(index).map((item) => item.payload),
       );
       batching = batch.keepBatching;
+      alone = batch.aloneNext === true;
       for (const result of batch.results) record(items[index++]!.details, result);
       if (batch.results.length > 0) continue;
     }
+    alone = false;
     const item = items[index]!;
     try {
       record(item.details, await writeMemory(deps, { ...request, payload: item.payload }));
