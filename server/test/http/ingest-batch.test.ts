@@ -136,6 +136,7 @@ describeDb('batched ingest', () => {
     expect(statuses.batched).toEqual(statuses.single);
 
     const [a, b] = await Promise.all([state(batched), state(single)]);
+    console.log('USAGE', JSON.stringify(a.usage));
     expect(a).toEqual(b);
     // The scenario reaches every lifecycle rule the batch must keep.
     const kinds = new Set((a.events as Row[]).map((event) => `${event.kind}:${event.rule}`));
@@ -174,6 +175,9 @@ describeDb('batched ingest', () => {
     const [audits] = await rows(
       sql`select count(*)::int as n from audit_log where workspace_id = ${ws}`,
     );
+    await t.deps.quota.drain?.();
+    const usage = await rows(sql`select resource, sum(used)::int as used from usage_counters
+      where workspace_id = ${ws} group by resource order by resource`);
     return {
       memories: memories
         .map(({ id, parent_memory_id, replaced_by_memory_id, ...rest }) => ({
@@ -203,6 +207,7 @@ describeDb('batched ingest', () => {
         };
       }),
       audits: audits!.n,
+      usage,
     };
   }
 });
