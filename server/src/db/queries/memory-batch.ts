@@ -18,6 +18,7 @@ import {
   type WriteLookups,
 } from './memory-writes.js';
 import { Statement } from './statement.js';
+import { embeddingType } from './vector.js';
 
 /** What one item of a batch asks its lookup for (as `writeLookups`, without a replacement). */
 export interface BatchLookupKeys {
@@ -41,8 +42,13 @@ select
   r.response,
   false as "replacementFound",
   ${lookupColumns(dimension, { contentHash: 'i.content_hash', claimKeys: 'i.claim_keys', embedding: 'i.embedding' })}
-from jsonb_to_recordset(:items::jsonb)
-  as i (ord int, content_hash text, idempotency_key text, claim_keys text[], embedding text)
+from (
+  -- Each vector read once, not at every row a nearest-memory scan compares.
+  select j.ord, j.content_hash, j.idempotency_key, j.claim_keys,
+    ${dimension ? `j.embedding::${embeddingType(dimension)}` : 'j.embedding'} as embedding
+  from jsonb_to_recordset(:items::jsonb)
+    as j (ord int, content_hash text, idempotency_key text, claim_keys text[], embedding text)
+) i
 left join idempotency_records r on r.workspace_id = :workspaceId::uuid and r.key = i.idempotency_key
 order by i.ord`);
     batchLookupStatements.set(dimension, statement);

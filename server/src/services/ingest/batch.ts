@@ -54,7 +54,7 @@ interface Stored {
 const GIVE_WAY: BatchOutcome = { results: [], keepBatching: false };
 
 /**
- * Writes a prefix of `payloads` (items of one ingest request, all in one space) as one batch,
+ * Writes a prefix of `items` (of one ingest request, all in one space) as one batch,
  * with the answers per-item writes would give: one embedder call, one lookup statement for all,
  * one reservation, and one transaction (the locks, then one statement with every row).
  *
@@ -69,15 +69,16 @@ const GIVE_WAY: BatchOutcome = { results: [], keepBatching: false };
 export async function writeBatch(
   deps: MemoryWriteDeps,
   request: Omit<WriteRequest, 'payload'>,
-  payloads: readonly MemoryInsertPayload[],
+  items: readonly BatchItem[],
 ): Promise<BatchOutcome> {
-  const writes = batchable(deps, request, payloads);
+  const taken = batchable(deps, request, items);
+  const writes = taken.map((item) => item.write!);
   if (writes.length < 2) return { results: [], keepBatching: true, aloneNext: true };
   const space = writes[0]!.space;
 
   let vectors: number[][][] | undefined;
   try {
-    if (deps.embeddings.inProcess) vectors = await embedEach(deps, writes);
+    if (deps.embeddings.inProcess) vectors = await embedEach(deps, taken);
   } catch (error) {
     if (error instanceof ServiceError) return GIVE_WAY;
     throw error;
@@ -100,7 +101,7 @@ export async function writeBatch(
       const settled = lookups.map(
         (l) => l.idempotency !== undefined || l.duplicateId !== undefined,
       );
-      vectors = await embedEach(deps, writes, settled);
+      vectors = await embedEach(deps, taken, settled);
       const nearest = await lookup(deps, writes, vectors);
       lookups = lookups.map((l, i) => ({ ...l, nearest: nearest[i]!.nearest }));
     }
@@ -275,6 +276,14 @@ export async function writeBatch(
 /** The lookup keeps the oldest 50 memories holding a write's claims. */
 const CLAIM_HOLDERS = 50;
 
+/** An item of an ingest request, with what a batch worked out for it (kept for the next batch). */
+export interface BatchItem {
+  payload: MemoryInsertPayload;
+  write?: PreparedWrite;
+  /** Its chunks' vectors, once embedded. */
+  vectors?: number[][];
+}
+
 /**
  * The leading items a batch can take: prepared, in the first item's space, no replacement, none
  * refused on its own (each of those is written alone, with its own answer).
@@ -282,23 +291,24 @@ const CLAIM_HOLDERS = 50;
 function batchable(
   deps: MemoryWriteDeps,
   request: Omit<WriteRequest, 'payload'>,
-  payloads: readonly MemoryInsertPayload[],
-): PreparedWrite[] {
-  const writes: PreparedWrite[] = [];
-  for (const payload of payloads) {
+  items: readonly BatchItem[],
+): BatchItem[] {
+  const taken: BatchItem[] = [];
+  for (const item of items) {
+    const { payload } = item;
     if (payload.replaces_memory_id) break;
-    let write: PreparedWrite;
     try {
       checkMetadataSize(payload.metadata ?? {}, deps.config.metadataMaxBytes);
-      write = prepareWrite({ ...request, payload });
+      item.write ??= prepareWrite({ ...request, payload });
     } catch (error) {
       if (error instanceof ServiceError) break;
       throw error;
     }
-    if (writes[0] && JSON.stringify(write.space) !== JSON.stringify(writes[0].space)) break;
-    writes.push(write);
+    if (taken[0] && JSON.stringify(item.write.space) !== JSON.stringify(taken[0].write!.space))
+      break;
+    taken.push(item);
   }
-  return writes;
+  return taken;
 }
 
 /** What the batch reserves: every item as a write of its own would. */
@@ -326,21 +336,25 @@ function reserved(deps: MemoryWriteDeps, writes: readonly PreparedWrite[]): Usag
   return amounts;
 }
 
-/** Every item's chunks embedded in one call (none for the items `skip` marks), split by item. */
+/**
+ * Every item's chunks embedded in one call (none for the items `skip` marks, nor for those
+ * embedded by an earlier batch of the request), by item.
+ */
 async function embedEach(
   deps: MemoryWriteDeps,
-  writes: readonly PreparedWrite[],
+  items: readonly BatchItem[],
   skip: readonly boolean[] = [],
 ): Promise<number[][][]> {
-  const texts = writes.flatMap((write, i) => (skip[i] ? [] : write.chunks));
+  const missing = items.filter((item, i) => !skip[i] && !item.vectors);
+  const texts = missing.flatMap((item) => item.write!.chunks);
   const flat = texts.length > 0 ? await embed(deps.embeddings, texts) : [];
   let offset = 0;
-  return writes.map((write, i) => {
-    if (skip[i]) return [];
-    const vectors = flat.slice(offset, offset + write.chunks.length);
-    offset += write.chunks.length;
-    return vectors;
-  });
+  for (const item of missing) {
+    const count = item.write!.chunks.length;
+    item.vectors = flat.slice(offset, offset + count);
+    offset += count;
+  }
+  return items.map((item, i) => (skip[i] ? [] : item.vectors!));
 }
 
 function lookup(

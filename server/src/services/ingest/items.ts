@@ -14,7 +14,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../memory-write/index.js';
-import { writeBatch } from './batch.js';
+import { writeBatch, type BatchItem } from './batch.js';
 
 /** An ingest request: a write request without its payload (each item brings its own). */
 export type IngestRequest = Omit<WriteRequest, 'payload'>;
@@ -102,6 +102,9 @@ export function tooManyItems(count: number, what: 'turns' | 'pieces'): ServiceEr
   );
 }
 
+/** The fewest items a batch looks up after one that ended early. */
+const MIN_BATCH_WINDOW = 16;
+
 /**
  * Writes items in order, with the answers writing them one after another through the write
  * pipeline would give; each item is atomic on its own. Runs of items go through
@@ -143,7 +146,11 @@ export async function writeItems<D extends object>(
       write: result.response,
     });
   };
+  const pending: BatchItem[] = items.map((item) => ({ payload: item.payload }));
   let batching = true;
+  // Items a batch looks up at once. After a batch that ended at an item to be written alone the
+  // items after it are looked up again, so the next batch looks only twice as far as that one got.
+  let window = items.length;
   // The batch left the next item to be written alone.
   let alone = false;
   let index = 0;
@@ -159,13 +166,10 @@ export async function writeItems<D extends object>(
       break;
     }
     if (batching && !alone) {
-      const batch = await writeBatch(
-        deps,
-        request,
-        items.slice(index).map((item) => item.payload),
-      );
+      const batch = await writeBatch(deps, request, pending.slice(index, index + window));
       batching = batch.keepBatching;
       alone = batch.aloneNext === true;
+      window = alone ? Math.max(MIN_BATCH_WINDOW, 2 * batch.results.length) : 2 * window;
       for (const result of batch.results) record(items[index++]!.details, result);
       if (batch.results.length > 0) continue;
     }
