@@ -152,6 +152,34 @@ describeDb('batched ingest', () => {
     expect(statuses.batched).toContain('deduped');
   });
 
+  it('stores each text once when two batches with the same texts race', async () => {
+    const tenant = await t.addTenant('batch-race');
+    const body = {
+      type: 'conversation',
+      user_id: 'race-owner',
+      group_by: 'message',
+      extract: false,
+      messages: Array.from({ length: 10 }, (_, i) => ({
+        role: 'user',
+        content: `Race fact ${i}: shelf ${i} holds box ${i * 3}.`,
+      })),
+    };
+    const answers = await Promise.all([0, 1].map(() => post('/v1/ingest', body, tenant)));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    const total = (key: 'stored' | 'deduped') =>
+      answers.reduce((sum, answer) => sum + (answer.body[key] as number), 0);
+    expect(total('stored')).toBe(10);
+    expect(total('deduped')).toBe(10);
+    const [a, b] = answers.map((answer) =>
+      answer.body.turns.map((turn: { memory_id: string }) => turn.memory_id),
+    );
+    expect(a).toEqual(b);
+    const [row] = await rows(
+      sql`select count(*)::int as n from memories where workspace_id = ${tenant.workspaceId}`,
+    );
+    expect(row!.n).toBe(10);
+  });
+
   /** The workspace's memories, chunks, events and keys, ids replaced by labels from the text. */
   async function state(tenant: TestTenant): Promise<Row> {
     const ws = tenant.workspaceId;
