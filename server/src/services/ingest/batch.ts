@@ -1,6 +1,5 @@
 import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
-import type { DomainEvent } from '../../db/queries/events.js';
 import {
   batchLookups,
   BatchRaced,
