@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConversationIngestPayload } from '@mnemo/contract';
 import { conversationItems } from '../../src/services/ingest/conversation.js';
-import { toHalf } from '../../src/services/ingest/batch.js';
+import { toHalf } from '../../src/db/queries/vector.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 

@@ -17,7 +17,7 @@ import {
   type WriteClaim,
   type WriteLookups,
 } from './memory-writes.js';
-import { Statement } from './statement.js';
+import { Statement, statementPerDimension } from './statement.js';
 import { embeddingType } from './vector.js';
 
 /** What one item of a batch asks its lookup for (as `writeLookups`, without a replacement). */
@@ -31,12 +31,8 @@ export interface BatchLookupKeys {
 
 type BatchLookupParams = SpaceParams & { items: string; limit: number };
 
-const batchLookupStatements = new Map<number, Statement<BatchLookupParams>>();
-
-function batchLookupStatement(dimension: number): Statement<BatchLookupParams> {
-  let statement = batchLookupStatements.get(dimension);
-  if (!statement) {
-    statement = new Statement(`
+const batchLookupStatement = statementPerDimension<BatchLookupParams>(
+  (dimension) => `
 select
   r.request_hash as "requestHash",
   r.response,
@@ -50,11 +46,8 @@ from (
     as j (ord int, content_hash text, idempotency_key text, claim_keys text[], embedding text)
 ) i
 left join idempotency_records r on r.workspace_id = :workspaceId::uuid and r.key = i.idempotency_key
-order by i.ord`);
-    batchLookupStatements.set(dimension, statement);
-  }
-  return statement;
-}
+order by i.ord`,
+);
 
 /**
  * The lookups of many writes to one space in one statement, in their order: what

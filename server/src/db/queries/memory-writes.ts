@@ -11,7 +11,7 @@ import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension, embeddingType } from './vector.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
-import { inOneTrip, step, Statement, type Queryable } from './statement.js';
+import { inOneTrip, statementPerDimension, step, Statement, type Queryable } from './statement.js';
 
 export type { Queryable } from './statement.js';
 
@@ -131,9 +131,6 @@ type LookupParams = SpaceParams & {
   limit: number;
 };
 
-/** Keyed by the dimension of the nearest-memories part, 0 for none. */
-const lookupStatements = new Map<number, Statement<LookupParams>>();
-
 /**
  * The columns of a write's lookup that depend on its text: the exact duplicate, the memories
  * holding the same claims and (with a dimension) the nearest memories. Each input is an SQL
@@ -160,10 +157,9 @@ export function lookupColumns(
   ${nearest} as nearest`;
 }
 
-function lookupStatement(dimension: number): Statement<LookupParams> {
-  let statement = lookupStatements.get(dimension);
-  if (!statement) {
-    statement = new Statement(`
+/** Keyed by the dimension of the nearest-memories part, 0 for none. */
+const lookupStatement = statementPerDimension<LookupParams>(
+  (dimension) => `
 select
   i.request_hash as "requestHash",
   i.response,
@@ -172,11 +168,8 @@ select
       and m.owner_id = :ownerId::text and m.id = :replacesId::uuid) as "replacementFound",
   ${lookupColumns(dimension, { contentHash: ':contentHash::text', claimKeys: ':claimKeys::text[]', embedding: ':embedding' })}
 from (values (1)) as one (x)
-left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key = :idempotencyKey::text`);
-    lookupStatements.set(dimension, statement);
-  }
-  return statement;
-}
+left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key = :idempotencyKey::text`,
+);
 
 export type LookupRow = {
   requestHash: string | null;

@@ -12,9 +12,9 @@ import { fencedCommit } from '../deadline-fence.js';
 import { storedBytes, writeAiWork } from '../memory-write/budget.js';
 import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse } from '../memory-write/dedupe.js';
 import { embed } from '../memory-write/embed.js';
-import { chunkChildren, extract } from '../memory-write/extract.js';
+import { cosineSimilarity, toHalf } from '../../db/queries/vector.js';
 import { auditOf, claimOf } from '../memory-write/idempotency.js';
-import { planInsert } from '../memory-write/insert.js';
+import { extractAndPlan } from '../memory-write/insert.js';
 import { safetyOf } from '../memory-write/response.js';
 import type {
   MemoryWriteDeps,
@@ -192,17 +192,13 @@ export async function writeBatch(
         break;
       }
 
-      const extraction = await extract(deps.extractor, write.request.payload);
-      const childChunks = chunkChildren(extraction.children);
-      const childTexts = childChunks.flat();
-      const childVectors = childTexts.length > 0 ? await embed(deps.embeddings, childTexts) : [];
-      const plan = planInsert(
+      const { plan, extraction, childTexts } = await extractAndPlan(
         deps,
         write,
         decision,
-        { ...extraction, childChunks, childVectors },
         itemVectors,
         safety,
+        { embedded: true },
       );
       batch.memories.push(plan.memory);
       if (plan.memory.claim) batch.claims.push(plan.memory.claim);
@@ -411,7 +407,7 @@ function nearestWithBatch(
     .map((s) => ({
       memoryId: s.id,
       text: s.text,
-      similarity: cosine(query, s.vector!),
+      similarity: cosineSimilarity(query, s.vector!),
       chunkCount: s.chunkCount,
     }));
   return [...fromDatabase, ...fromBatch]
@@ -419,33 +415,4 @@ function nearestWithBatch(
     .slice(0, DEDUPE_CANDIDATES);
 }
 
-function cosine(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i += 1) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  if (na === 0 || nb === 0) return Number.NaN;
-  return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
-}
-
 const halfPrecision = (vector: number[]): number[] => vector.map(toHalf);
-
-/** The nearest IEEE half-precision value (ties to even), as `halfvec` stores a number. */
-export function toHalf(value: number): number {
-  if (!Number.isFinite(value) || value === 0) return value;
-  const magnitude = Math.abs(value);
-  if (magnitude >= 65520) return Math.sign(value) * Infinity;
-  // Below the smallest normal half the step is fixed: 2^-24.
-  let exponent = Math.max(Math.floor(Math.log2(magnitude)), -14);
-  if (2 ** exponent > magnitude) exponent -= 1;
-  else if (2 ** (exponent + 1) <= magnitude) exponent += 1;
-  const step = 2 ** (Math.max(exponent, -14) - 10);
-  const scaled = magnitude / step;
-  let rounded = Math.round(scaled);
-  if (rounded - scaled === 0.5 && rounded % 2 === 1) rounded -= 1;
-  return Math.sign(value) * rounded * step;
-}
