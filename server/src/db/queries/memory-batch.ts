@@ -39,11 +39,13 @@ select
   false as "replacementFound",
   ${lookupColumns(dimension, { contentHash: 'i.content_hash', claimKeys: 'i.claim_keys', embedding: 'i.embedding' })}
 from (
-  -- Each vector read once, not at every row a nearest-memory scan compares.
+  -- Each vector read once, not at every row a nearest-memory scan compares (offset 0 keeps
+  -- the planner from inlining the cast into the scans).
   select j.ord, j.content_hash, j.idempotency_key, j.claim_keys,
     ${dimension ? `j.embedding::${embeddingType(dimension)}` : 'j.embedding'} as embedding
   from jsonb_to_recordset(:items::jsonb)
     as j (ord int, content_hash text, idempotency_key text, claim_keys text[], embedding text)
+  offset 0
 ) i
 left join idempotency_records r on r.workspace_id = :workspaceId::uuid and r.key = i.idempotency_key
 order by i.ord`,
