@@ -2,8 +2,12 @@ import type { Reader, Writer } from '../client.js';
 import { toVectorLiteral } from '../schema/index.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import {
+  childChunkRecords,
   childColumns,
+  type ChunkRecord,
   IN_SPACE,
+  MEMORY_COLUMNS,
+  RECORD_VALUES,
   lookupColumns,
   lookupsOf,
   spaceContentKey,
@@ -131,14 +135,8 @@ claimed as (
   returning 1
 ),
 memory as (
-  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
-    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
-    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
-    priority_score, idempotency_key, parent_memory_id, replaced_by_memory_id, created_at, updated_at)
-  select k.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
-    :namespace::text, :containerTag::text, k.text, k.metadata, k.memory_type, k.importance,
-    k.chunk_profile, k.lifecycle_state, k.confidence, k.volatility, k.expires_at, k.effective_at,
-    k.content_hash, k.claims, k.claim_keys, k.pinned, k.source_weight, k.priority_score,
+  insert into memories (${MEMORY_COLUMNS}, idempotency_key, parent_memory_id, replaced_by_memory_id, created_at, updated_at)
+  select ${RECORD_VALUES},
     k.idempotency_key, k.parent_memory_id, k.replaced_by_memory_id,
     now() + k.ord * interval '1 microsecond', now() + k.ord * interval '1 microsecond'
   from jsonb_to_recordset(:memories::jsonb) as k (${MEMORY_RECORD})
@@ -170,16 +168,6 @@ select (select count(*) from raced)::int as raced, (select count(*) from claimed
 
 /** A concurrent write took a key or stored a text the batch planned to: nothing was written. */
 export class BatchRaced extends Error {}
-
-type ChunkRecord = {
-  memory_id: string;
-  chunk_index: number;
-  text: string;
-  embedding: string | null;
-  provider: string | null;
-  dimension: number | null;
-  version: string | null;
-};
 
 function batchParams(batch: BatchWrite): BatchInsertParams {
   const memories: Array<Record<string, unknown>> = [];
@@ -245,18 +233,6 @@ function batchParams(batch: BatchWrite): BatchInsertParams {
       })),
     ),
   };
-}
-
-function childChunkRecords(child: ChildMemoryWrite): ChunkRecord[] {
-  return child.chunks.map((chunk) => ({
-    memory_id: child.memory.id,
-    chunk_index: chunk.chunkIndex,
-    text: chunk.text,
-    embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
-    provider: chunk.embeddingProvider ?? null,
-    dimension: chunk.embeddingDimension ?? null,
-    version: chunk.embeddingVersion ?? null,
-  }));
 }
 
 const SQLSTATE_UNIQUE_VIOLATION = '23505';

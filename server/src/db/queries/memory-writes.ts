@@ -337,6 +337,18 @@ function finishParams(
   };
 }
 
+/** The columns every insert of memories sets (besides those particular to it). */
+export const MEMORY_COLUMNS = `id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
+    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
+    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
+    priority_score`;
+
+/** {@link MEMORY_COLUMNS}' values from a record `k` of memory rows, in a space's statement. */
+export const RECORD_VALUES = `k.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
+    :namespace::text, :containerTag::text, k.text, k.metadata, k.memory_type, k.importance,
+    k.chunk_profile, k.lifecycle_state, k.confidence, k.volatility, k.expires_at, k.effective_at,
+    k.content_hash, k.claims, k.claim_keys, k.pinned, k.source_weight, k.priority_score`;
+
 /** Unless a claim of the idempotency key (CTE `claimed`) failed. */
 const UNLESS_CLAIM_LOST = `(:idempotencyKey::text is null or exists (select 1 from claimed))`;
 
@@ -474,10 +486,7 @@ claimed as (
   returning 1
 ),
 memory as (
-  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
-    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
-    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
-    priority_score, idempotency_key, replaced_by_memory_id)
+  insert into memories (${MEMORY_COLUMNS}, idempotency_key, replaced_by_memory_id)
   select :id::uuid, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
     :namespace::text, :containerTag::text, :text::text, :metadata::jsonb, :memoryType::text,
     :importance::real, :chunkProfile::text, :lifecycleState::text, :confidence::real,
@@ -506,14 +515,8 @@ raced_events as (
   ${insertEventsFromJson(':racedEvents', { from: 'raced', where: UNLESS_CLAIM_LOST, memoryId: 'raced.id' })}
 ),
 children as (
-  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
-    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
-    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
-    priority_score, parent_memory_id, replaced_by_memory_id)
-  select k.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
-    :namespace::text, :containerTag::text, k.text, k.metadata, k.memory_type, k.importance,
-    k.chunk_profile, k.lifecycle_state, k.confidence, k.volatility, k.expires_at, k.effective_at,
-    k.content_hash, k.claims, k.claim_keys, k.pinned, k.source_weight, k.priority_score, memory.id,
+  insert into memories (${MEMORY_COLUMNS}, parent_memory_id, replaced_by_memory_id)
+  select ${RECORD_VALUES}, memory.id,
     k.replaced_by_memory_id
   from memory, jsonb_to_recordset(:children::jsonb) as k (id uuid, text text, metadata jsonb,
     memory_type text, importance real, chunk_profile text, lifecycle_state text, confidence real,
@@ -609,20 +612,32 @@ function insertParams(input: NewMemoryWrite): InsertParams {
     supersede: input.supersede,
     racedEvents: eventRecords(input.racedEvents),
     children: JSON.stringify(input.children.map(({ memory: child }) => childColumns(child))),
-    childChunks: JSON.stringify(
-      input.children.flatMap(({ memory: child, chunks: rows }) =>
-        rows.map((chunk) => ({
-          memory_id: child.id,
-          chunk_index: chunk.chunkIndex,
-          text: chunk.text,
-          embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
-          provider: chunk.embeddingProvider ?? null,
-          dimension: chunk.embeddingDimension ?? null,
-          version: chunk.embeddingVersion ?? null,
-        })),
-      ),
-    ),
+    childChunks: JSON.stringify(input.children.flatMap(childChunkRecords)),
   };
+}
+
+/** A chunk as the statements' chunk records read it. */
+export type ChunkRecord = {
+  memory_id: string;
+  chunk_index: number;
+  text: string;
+  embedding: string | null;
+  provider: string | null;
+  dimension: number | null;
+  version: string | null;
+};
+
+/** A child's chunks as chunk records. */
+export function childChunkRecords(child: ChildMemoryWrite): ChunkRecord[] {
+  return child.chunks.map((chunk) => ({
+    memory_id: child.memory.id,
+    chunk_index: chunk.chunkIndex,
+    text: chunk.text,
+    embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
+    provider: chunk.embeddingProvider ?? null,
+    dimension: chunk.embeddingDimension ?? null,
+    version: chunk.embeddingVersion ?? null,
+  }));
 }
 
 /** A child's columns as `children` of {@link INSERT_MEMORY} reads them, the table's defaults filled in. */
