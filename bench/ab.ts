@@ -13,7 +13,8 @@
  * Environment: `BENCH_AB_SIZE` (regular memories, 10k; the heavy owner's 10k on top),
  * `BENCH_AB_COUNT` (search and context requests per server and row, 600), `BENCH_AB_WRITES`
  * (writes per server and row, 800), `BENCH_AB_BLOCK` (50; writes at concurrency 50: 200),
- * `BENCH_AB_PHASES` (`search,writes`), `BENCH_SEED`, `BENCH_DATABASE_URL`. `BENCH_AB_SEPARATE=1`:
+ * `BENCH_AB_PHASES` (`search,writes`; `ingest` adds batch writes), `BENCH_AB_INGEST_MEMORIES`
+ * (memories per server and ingest row, 2000), `BENCH_SEED`, `BENCH_DATABASE_URL`. `BENCH_AB_SEPARATE=1`:
  * each server on a database of its own, migrated by its own tree and loaded with the same data
  * (for a change of the schema the base does not hold); PostgreSQL CPU is then each database's.
  */
@@ -32,6 +33,7 @@ import {
   questions,
   regularMemory,
   writerMemory,
+  batchConversation,
 } from './lib/generator.js';
 import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
 import { ms, summarise, table, timeLoad } from './lib/stats.js';
@@ -42,7 +44,12 @@ const COUNT = Number(process.env.BENCH_AB_COUNT ?? 600);
 const BLOCK = Number(process.env.BENCH_AB_BLOCK ?? 50);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const WRITES = Number(process.env.BENCH_AB_WRITES ?? 800);
-/** `search` (search and context rows), `writes` (POST /v1/memories rows): default both. */
+/** Memories per server and row of the `ingest` phase (conversations of 20 and 100 messages). */
+const INGEST_MEMORIES = Number(process.env.BENCH_AB_INGEST_MEMORIES ?? 2000);
+/**
+ * `search` (search and context rows), `writes` (POST /v1/memories rows): default both; `ingest`
+ * (POST /v1/ingest conversations, one memory per message: rows per request) on request.
+ */
 const PHASES = new Set(
   (process.env.BENCH_AB_PHASES ?? 'search,writes').split(',').map((phase) => phase.trim()),
 );
@@ -241,6 +248,27 @@ async function main(): Promise<void> {
           (server, name, i) => write(server, name, s, i, extract),
         );
       }
+    }
+    if (PHASES.has('ingest')) {
+      // The same conversations for both servers, in owners of their own (`<server>-batch-…`).
+      const ingest = (server: ServerProcess, name: string, s: number, i: number, size: number) => {
+        const body = batchConversation(SEED, s, i, size);
+        return post(server.base, '/v1/ingest', { ...body, user_id: `${name}-${body.user_id}` });
+      };
+      for (const { server, name } of servers)
+        await timeLoad(0, 8, 4, (i) => ingest(server, name, 0, i, 20));
+      let stream = 0;
+      for (const size of [20, 100])
+        for (const concurrency of [1, 4]) {
+          stream += 1;
+          const s = stream;
+          await alternate(
+            { operation: `ingest ×${size}`, owner: 'batch', concurrency },
+            Math.ceil(INGEST_MEMORIES / size),
+            Math.max(2 * concurrency, Math.ceil(INGEST_MEMORIES / size / 4)),
+            (server, name, i) => ingest(server, name, s, i, size),
+          );
+        }
     }
     process.stdout.write(
       table(

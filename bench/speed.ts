@@ -52,6 +52,7 @@ import {
   questions,
   regularMemory,
   writerMemory,
+  batchConversation,
 } from './lib/generator.js';
 import { createBenchDatabase, maintenanceDone } from './lib/database.js';
 import { REPO_ROOT, startServer, type ServerProcess, postJson } from './lib/server.js';
@@ -93,12 +94,15 @@ const SEARCHES_C8 = Number(process.env.BENCH_SEARCHES_C8 ?? 400);
 const WRITES_C1 = Number(process.env.BENCH_WRITES ?? 150);
 const WRITES_C8 = Number(process.env.BENCH_WRITES_C8 ?? 400);
 const WRITES_C50 = Number(process.env.BENCH_WRITES_C50 ?? 500);
+/** Memories per row of the `batch` phase (requests of BATCH_SIZES items each). */
+const BATCH_MEMORIES = Number(process.env.BENCH_BATCH_MEMORIES ?? 4000);
+const BATCH_SIZES = [20, 100];
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const MODES = ['hybrid', 'vector', 'keyword'] as const;
 /** BENCH_PHASES=writes (for example) to profile one phase; default: all. */
 const PHASES = new Set(
-  (process.env.BENCH_PHASES ?? 'writes,search,floor,explain,recall')
+  (process.env.BENCH_PHASES ?? 'writes,batch,search,floor,explain,recall')
     .split(',')
     .map((s) => s.trim()),
 );
@@ -218,6 +222,38 @@ async function measureWrites(
       });
       log(
         `${backend} ${label(size)} write c${concurrency} extract=${extract}: ${rate(m.rate)}/s p50 ${ms(m.p50)}`,
+      );
+    }
+  }
+}
+
+/**
+ * Batch writes: POST /v1/ingest with a conversation of `size` messages, one memory each
+ * (extraction off), at concurrency 1 and 4. Rows count requests; the report divides by `size`.
+ */
+async function measureBatchWrites(
+  server: ServerProcess,
+  probe: CostProbe,
+  backend: Backend,
+  size: number,
+): Promise<void> {
+  // Streams (owners and texts) of their own per size: a size must not replay an earlier one's.
+  let stream = 10 * SIZES.indexOf(size);
+  // Warm-up: the batch statements prepared on the pools' connections.
+  const warm = stream;
+  await runLoad(8, 4, (i) => post(server.base, '/v1/ingest', batchConversation(SEED, warm, i, 20)));
+  for (const batch of BATCH_SIZES) {
+    for (const concurrency of [1, 4]) {
+      stream += 1;
+      const s = stream;
+      const [m, cost] = await measured(probe, () =>
+        runLoad(Math.ceil(BATCH_MEMORIES / batch), concurrency, (i) =>
+          post(server.base, '/v1/ingest', batchConversation(SEED, s, i, batch)),
+        ),
+      );
+      rows.push({ backend, size, op: `ingest batch=${batch}`, scope: '-', concurrency, m, cost });
+      log(
+        `${backend} ${label(size)} ingest batch=${batch} c${concurrency}: ${rate(m.rate * batch)} memories/s p50 ${ms(m.p50)}`,
       );
     }
   }
@@ -584,6 +620,7 @@ async function runPostgres(): Promise<void> {
         await maintenanceDone(raw, bench.name);
         const probe = probeOf(server, { raw: reading, name: bench.name });
         if (PHASES.has('writes')) await measureWrites(server, probe, 'postgres', size);
+        if (PHASES.has('batch')) await measureBatchWrites(server, probe, 'postgres', size);
         // The statements as the server sends them: prepared only when its sessions plan each run
         // for its values (recall.ts asks the same), unnamed otherwise. Left to choose, PostgreSQL
         // may give a prepared statement one generic plan for every owner after five runs, which is
@@ -1063,6 +1100,49 @@ function report(peers: PeerOutcome[]): string {
     '',
   );
 
+  const batchRows = rows.filter((r) => r.op.startsWith('ingest batch='));
+  if (batchRows.length > 0) {
+    out.push('## Batch writes over HTTP (POST /v1/ingest)\n');
+    out.push(
+      'A conversation of `batch` user messages per request, one memory each, extraction off, ' +
+        'each request in an owner of its own. Latency per request; CPU and statements per memory.\n',
+    );
+    out.push(
+      table(
+        [
+          'backend',
+          'size',
+          'batch',
+          'concurrency',
+          'memories/s',
+          'p50',
+          'p95',
+          'node ms/mem',
+          'PG ms/mem',
+          'stmts/mem',
+        ],
+        batchRows.map((r) => {
+          const batch = Number(r.op.split('=')[1]);
+          const perMemory = (value: number | undefined) =>
+            value === undefined ? NaN : value / (r.m.count * batch);
+          return [
+            r.backend,
+            label(r.size),
+            String(batch),
+            String(r.concurrency),
+            rate(r.m.rate * batch),
+            ms(r.m.p50),
+            ms(r.m.p95),
+            ms(perMemory(r.cost?.serverCpuMs)),
+            ms(perMemory(r.cost?.dbCpuMs)),
+            perMemory(r.cost?.statements).toFixed(3),
+          ];
+        }),
+      ),
+      '',
+    );
+  }
+
   out.push('## Search and context over HTTP, with the floor\n');
   out.push(
     "`÷ floor`: for hybrid search on PostgreSQL, the median over three rounds of the service's p50 (p95) ÷ the floor's p50 (p95), " +
@@ -1249,6 +1329,17 @@ function report(peers: PeerOutcome[]): string {
       find('postgres', pgSize, 'write extract=off', '-', 50)?.p95,
       150,
       'ms',
+    ),
+    check(
+      `PG ${label(pgSize)}: batch writes, memories/s (ingest of 100, best concurrency)`,
+      Math.max(
+        ...[1, 4].map(
+          (c) => (find('postgres', pgSize, 'ingest batch=100', '-', c)?.rate ?? NaN) * 100,
+        ),
+      ),
+      2000,
+      '/s',
+      true,
     ),
     check(
       `PGlite ${label(liteSize)}: per-owner hybrid p95, c1`,

@@ -267,3 +267,20 @@ export function longMemory(seed: number, owner: number, i: number): SyntheticMem
 export function longMemoryAt(seed: number, i: number): SyntheticMemory {
   return longMemory(seed, Math.floor(i / LONG_MEMORIES_PER_OWNER), i % LONG_MEMORIES_PER_OWNER);
 }
+
+/**
+ * Request i of a batch-write sample: a conversation of `size` user messages (one memory each,
+ * extraction off) in an owner of its own, so the batch meets only its own items.
+ */
+export function batchConversation(seed: number, stream: number, i: number, size: number) {
+  return {
+    type: 'conversation',
+    user_id: `batch-${stream}-${i}`,
+    group_by: 'message',
+    extract: false,
+    messages: Array.from({ length: size }, (_, k) => ({
+      role: 'user',
+      content: compose(prng(seedFor(seed, 200 + stream, i * size + k))).text,
+    })),
+  };
+}

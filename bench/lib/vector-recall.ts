@@ -6,6 +6,7 @@
  * may come in any order).
  */
 import type { EmbeddingProvider } from '../../server/src/providers/embeddings/index.js';
+import { cosineSimilarity } from '../../server/src/db/queries/vector.js';
 import { ownerChunkTextsSql, vectorParams, vectorSql, type Execute } from './floor.js';
 
 export interface RecallOutcome {
@@ -17,17 +18,8 @@ export interface RecallOutcome {
   chunks: number;
 }
 
-const cosineDistance = (a: readonly number[], b: readonly number[]): number => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i += 1) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return 1 - dot / Math.sqrt(na * nb);
-};
+const cosineDistance = (a: readonly number[], b: readonly number[]): number =>
+  1 - cosineSimilarity(a, b);
 
 /**
  * Recall@k of the vector stage for one owner over `queries`; `limit` is the stage's candidate

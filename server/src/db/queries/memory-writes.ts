@@ -11,7 +11,7 @@ import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
 import { assertEmbeddingDimension, embeddingType } from './vector.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
-import { inOneTrip, step, Statement, type Queryable } from './statement.js';
+import { inOneTrip, statementPerDimension, step, Statement, type Queryable } from './statement.js';
 
 export type { Queryable } from './statement.js';
 
@@ -25,15 +25,15 @@ export interface MemorySpace {
   containerTag: string | null;
 }
 
-type SpaceParams = { [K in keyof MemorySpace]: MemorySpace[K] };
+export type SpaceParams = { [K in keyof MemorySpace]: MemorySpace[K] };
 
 /** The memories (aliased `m`) of exactly this space, labels compared null-safely. */
-const IN_SPACE = `m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
+export const IN_SPACE = `m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
   and m.owner_id = :ownerId::text and m.scope is not distinct from :scope::text
   and m.namespace is not distinct from :namespace::text
   and m.container_tag is not distinct from :containerTag::text`;
 
-const spaceParams = (space: MemorySpace): SpaceParams => ({
+export const spaceParams = (space: MemorySpace): SpaceParams => ({
   workspaceId: space.workspaceId,
   ownerType: space.ownerType,
   ownerId: space.ownerId,
@@ -51,15 +51,16 @@ export interface NearestMemory {
 }
 
 /**
- * Live memories of the space whose first chunk is nearest to `:embedding`, nearest first, with
+ * Live memories of the space whose first chunk is nearest to `embedding` (a parameter, or a
+ * column of the statement around it), nearest first, with
  * their chunk counts. N is inlined (see `embeddingDimensionIs`) so the planner can pick the
  * partial HNSW index of that dimension.
  */
-function nearestSql(dimension: number): string {
+export function nearestSql(dimension: number, embedding = ':embedding'): string {
   assertEmbeddingDimension(dimension);
   return `
 select c.memory_id as "memoryId", m.text,
-  (c.embedding::${embeddingType(dimension)} <=> :embedding::${embeddingType(dimension)}) as distance,
+  (c.embedding::${embeddingType(dimension)} <=> ${embedding}::${embeddingType(dimension)}) as distance,
   (select count(*) from memory_chunks n where n.memory_id = c.memory_id)::int as "chunkCount"
 from memory_chunks c
 join memories m on m.id = c.memory_id
@@ -70,14 +71,14 @@ order by distance
 limit :limit::int`;
 }
 
-interface NearestRow {
+export interface NearestRow {
   memoryId: string;
   text: string;
   distance: number;
   chunkCount: number;
 }
 
-const nearestMemory = (row: NearestRow): NearestMemory => ({
+export const nearestMemory = (row: NearestRow): NearestMemory => ({
   memoryId: row.memoryId,
   text: row.text,
   similarity: 1 - Number(row.distance),
@@ -130,41 +131,47 @@ type LookupParams = SpaceParams & {
   limit: number;
 };
 
-/** Keyed by the dimension of the nearest-memories part, 0 for none. */
-const lookupStatements = new Map<number, Statement<LookupParams>>();
-
-function lookupStatement(dimension: number): Statement<LookupParams> {
-  let statement = lookupStatements.get(dimension);
-  if (!statement) {
-    const nearest = dimension
-      ? `(select coalesce(json_agg(n order by n.distance), '[]'::json) from (${nearestSql(dimension)}) n)`
-      : `'[]'::json`;
-    statement = new Statement(`
-select
-  i.request_hash as "requestHash",
-  i.response,
+/**
+ * The columns of a write's lookup that depend on its text: the exact duplicate, the memories
+ * holding the same claims and (with a dimension) the nearest memories. Each input is an SQL
+ * expression: a parameter of one write, or a column of a batch's items.
+ */
+export function lookupColumns(
+  dimension: number,
+  input: { contentHash: string; claimKeys: string; embedding: string },
+): string {
+  const nearest = dimension
+    ? `(select coalesce(json_agg(n order by n.distance), '[]'::json) from (${nearestSql(dimension, input.embedding)}) n)`
+    : `'[]'::json`;
+  return `
   (select m.id from memories m
-    where :contentHash::text is not null and ${IN_SPACE}
-      and m.content_hash = :contentHash::text and m.lifecycle_state = 'active'
+    where ${input.contentHash} is not null and ${IN_SPACE}
+      and m.content_hash = ${input.contentHash} and m.lifecycle_state = 'active'
     order by m.created_at limit 1) as "duplicateId",
-  exists (select 1 from memories m
-    where m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
-      and m.owner_id = :ownerId::text and m.id = :replacesId::uuid) as "replacementFound",
   (select coalesce(json_agg(h order by h."createdAt"), '[]'::json) from (
     select m.id, m.text, m.claims, m.effective_at as "effectiveAt", m.created_at as "createdAt", m.confidence
     from memories m
-    where cardinality(:claimKeys::text[]) > 0 and ${IN_SPACE}
-      and m.lifecycle_state = 'active' and m.claim_keys && :claimKeys::text[]
+    where cardinality(${input.claimKeys}) > 0 and ${IN_SPACE}
+      and m.lifecycle_state = 'active' and m.claim_keys && ${input.claimKeys}
     order by m.created_at limit 50) h) as "claimHolders",
-  ${nearest} as nearest
-from (values (1)) as one (x)
-left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key = :idempotencyKey::text`);
-    lookupStatements.set(dimension, statement);
-  }
-  return statement;
+  ${nearest} as nearest`;
 }
 
-type LookupRow = {
+/** Keyed by the dimension of the nearest-memories part, 0 for none. */
+const lookupStatement = statementPerDimension<LookupParams>(
+  (dimension) => `
+select
+  i.request_hash as "requestHash",
+  i.response,
+  exists (select 1 from memories m
+    where m.workspace_id = :workspaceId::uuid and m.owner_type = :ownerType::text
+      and m.owner_id = :ownerId::text and m.id = :replacesId::uuid) as "replacementFound",
+  ${lookupColumns(dimension, { contentHash: ':contentHash::text', claimKeys: ':claimKeys::text[]', embedding: ':embedding' })}
+from (values (1)) as one (x)
+left join idempotency_records i on i.workspace_id = :workspaceId::uuid and i.key = :idempotencyKey::text`,
+);
+
+export type LookupRow = {
   requestHash: string | null;
   response: Record<string, unknown> | null;
   duplicateId: string | null;
@@ -202,6 +209,11 @@ export async function writeLookups(
     limit: nearest?.limit ?? 0,
   });
   if (!row) throw lostAnswer('write lookups');
+  return lookupsOf(row);
+}
+
+/** A lookup row as the write reads it. */
+export function lookupsOf(row: LookupRow): WriteLookups {
   return {
     idempotency:
       row.requestHash !== null && row.response !== null
@@ -252,7 +264,7 @@ const LOCK_SPACE_CONTENT = new Statement<{ key: string }>(
   `select pg_advisory_xact_lock(:key::bigint)::text as locked`,
 );
 
-function spaceContentKey(space: MemorySpace, contentHash: string): string {
+export function spaceContentKey(space: MemorySpace, contentHash: string): string {
   const digest = createHash('sha256')
     .update(
       JSON.stringify([
@@ -324,6 +336,18 @@ function finishParams(
     userAgent: audit.userAgent,
   };
 }
+
+/** The columns every insert of memories sets (besides those particular to it). */
+export const MEMORY_COLUMNS = `id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
+    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
+    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
+    priority_score`;
+
+/** {@link MEMORY_COLUMNS}' values from a record `k` of memory rows, in a space's statement. */
+export const RECORD_VALUES = `k.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
+    :namespace::text, :containerTag::text, k.text, k.metadata, k.memory_type, k.importance,
+    k.chunk_profile, k.lifecycle_state, k.confidence, k.volatility, k.expires_at, k.effective_at,
+    k.content_hash, k.claims, k.claim_keys, k.pinned, k.source_weight, k.priority_score`;
 
 /** Unless a claim of the idempotency key (CTE `claimed`) failed. */
 const UNLESS_CLAIM_LOST = `(:idempotencyKey::text is null or exists (select 1 from claimed))`;
@@ -485,10 +509,7 @@ claimed as (
   returning 1
 ),
 memory as (
-  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
-    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
-    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
-    priority_score, idempotency_key, replaced_by_memory_id)
+  insert into memories (${MEMORY_COLUMNS}, idempotency_key, replaced_by_memory_id)
   select :id::uuid, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
     :namespace::text, :containerTag::text, :text::text, :metadata::jsonb, :memoryType::text,
     :importance::real, :chunkProfile::text, :lifecycleState::text, :confidence::real,
@@ -532,14 +553,8 @@ raced_events as (
   ${insertEventsFromJson(':racedEvents', { from: 'raced', where: UNLESS_CLAIM_LOST, memoryId: 'raced.id' })}
 ),
 children as (
-  insert into memories (id, workspace_id, owner_id, owner_type, scope, namespace, container_tag, text,
-    metadata, memory_type, importance, chunk_profile, lifecycle_state, confidence, volatility,
-    expires_at, effective_at, content_hash, claims, claim_keys, pinned, source_weight,
-    priority_score, parent_memory_id, replaced_by_memory_id)
-  select k.id, :workspaceId::uuid, :ownerId::text, :ownerType::text, :scope::text,
-    :namespace::text, :containerTag::text, k.text, k.metadata, k.memory_type, k.importance,
-    k.chunk_profile, k.lifecycle_state, k.confidence, k.volatility, k.expires_at, k.effective_at,
-    k.content_hash, k.claims, k.claim_keys, k.pinned, k.source_weight, k.priority_score, memory.id,
+  insert into memories (${MEMORY_COLUMNS}, parent_memory_id, replaced_by_memory_id)
+  select ${RECORD_VALUES}, memory.id,
     k.replaced_by_memory_id
   from memory, jsonb_to_recordset(:children::jsonb) as k (id uuid, text text, metadata jsonb,
     memory_type text, importance real, chunk_profile text, lifecycle_state text, confidence real,
@@ -636,24 +651,36 @@ function insertParams(input: NewMemoryWrite): InsertParams {
     supersede: input.supersede,
     racedEvents: eventRecords(input.racedEvents),
     children: JSON.stringify(input.children.map(({ memory: child }) => childColumns(child))),
-    childChunks: JSON.stringify(
-      input.children.flatMap(({ memory: child, chunks: rows }) =>
-        rows.map((chunk) => ({
-          memory_id: child.id,
-          chunk_index: chunk.chunkIndex,
-          text: chunk.text,
-          embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
-          provider: chunk.embeddingProvider ?? null,
-          dimension: chunk.embeddingDimension ?? null,
-          version: chunk.embeddingVersion ?? null,
-        })),
-      ),
-    ),
+    childChunks: JSON.stringify(input.children.flatMap(childChunkRecords)),
   };
 }
 
+/** A chunk as the statements' chunk records read it. */
+export type ChunkRecord = {
+  memory_id: string;
+  chunk_index: number;
+  text: string;
+  embedding: string | null;
+  provider: string | null;
+  dimension: number | null;
+  version: string | null;
+};
+
+/** A child's chunks as chunk records. */
+export function childChunkRecords(child: ChildMemoryWrite): ChunkRecord[] {
+  return child.chunks.map((chunk) => ({
+    memory_id: child.memory.id,
+    chunk_index: chunk.chunkIndex,
+    text: chunk.text,
+    embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
+    provider: chunk.embeddingProvider ?? null,
+    dimension: chunk.embeddingDimension ?? null,
+    version: chunk.embeddingVersion ?? null,
+  }));
+}
+
 /** A child's columns as `children` of {@link INSERT_MEMORY} reads them, the table's defaults filled in. */
-function childColumns(child: ChildMemoryWrite['memory']) {
+export function childColumns(child: ChildMemoryWrite['memory']) {
   return {
     id: child.id,
     text: child.text,

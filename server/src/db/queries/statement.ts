@@ -67,6 +67,21 @@ export class Statement<Params extends Record<string, unknown>> {
   }
 }
 
+/** A statement per embedding dimension (0: none), built on first use. */
+export function statementPerDimension<Params extends Record<string, unknown>>(
+  text: (dimension: number) => string,
+): (dimension: number) => Statement<Params> {
+  const statements = new Map<number, Statement<Params>>();
+  return (dimension) => {
+    let statement = statements.get(dimension);
+    if (!statement) {
+      statement = new Statement<Params>(text(dimension));
+      statements.set(dimension, statement);
+    }
+    return statement;
+  };
+}
+
 /** One statement of {@link inOneTrip}, with its values. */
 export interface Step {
   statement: Statement<never>;

@@ -42,3 +42,33 @@ export function cosineDistanceTo(queryEmbedding: readonly number[]): SQL<number>
     Number,
   );
 }
+
+/** Cosine similarity clamped to -1..1 as pgvector clamps it; NaN for a zero vector. */
+export function cosineSimilarity(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i += 1) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  if (na === 0 || nb === 0) return Number.NaN;
+  return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
+}
+
+/** The nearest IEEE half-precision value (ties to even), as `halfvec` stores a number. */
+export function toHalf(value: number): number {
+  if (!Number.isFinite(value) || value === 0) return value;
+  const magnitude = Math.abs(value);
+  if (magnitude >= 65520) return Math.sign(value) * Infinity;
+  // Below the smallest normal half the step is fixed: 2^-24.
+  let exponent = Math.max(Math.floor(Math.log2(magnitude)), -14);
+  if (2 ** exponent > magnitude) exponent -= 1;
+  else if (2 ** (exponent + 1) <= magnitude) exponent += 1;
+  const step = 2 ** (Math.max(exponent, -14) - 10);
+  const scaled = magnitude / step;
+  let rounded = Math.round(scaled);
+  if (rounded - scaled === 0.5 && rounded % 2 === 1) rounded -= 1;
+  return Math.sign(value) * rounded * step;
+}

@@ -154,15 +154,10 @@ const distinct = (values: Array<string | undefined>) =>
   [...new Set(values.filter((v): v is string => v !== undefined))].join(', ');
 
 /**
- * POST /v1/memories/conversation: messages (or a transcript) → turns → one memory write per turn,
- * in order, through the write pipeline (see docs/ingest.md for grouping, attribution, idempotency
- * and partial failure).
+ * A conversation's writes: messages (or a transcript) → turns → one memory write per turn, in
+ * order, each with what the answer says of it.
  */
-export async function ingestConversation(
-  deps: MemoryWriteDeps,
-  request: IngestRequest,
-  payload: ConversationIngestPayload,
-): Promise<IngestResult<ConversationIngestResponse>> {
+export function conversationItems(payload: ConversationIngestPayload) {
   const messages =
     payload.messages ?? parseTranscript(payload.transcript ?? '', payload.assistant_names);
   const turns = groupTurns(messages, payload.group_by ?? 'exchange', payload.roles);
@@ -203,6 +198,19 @@ export async function ingestConversation(
       },
     };
   });
+  return { messages, items };
+}
+
+/**
+ * POST /v1/memories/conversation: the conversation's turns written through the write pipeline
+ * (see docs/ingest.md for grouping, attribution, idempotency and partial failure).
+ */
+export async function ingestConversation(
+  deps: MemoryWriteDeps,
+  request: IngestRequest,
+  payload: ConversationIngestPayload,
+): Promise<IngestResult<ConversationIngestResponse>> {
+  const { messages, items } = conversationItems(payload);
   const { counts, results, audited } = await writeItems(deps, request, items);
   return { response: { ...counts, messages: messages.length, turns: results }, audited };
 }

@@ -8,7 +8,13 @@ import {
 } from '@mnemo/contract';
 import { ServiceError } from '../../errors.js';
 import { deadlineExpired } from '../deadline-fence.js';
-import { writeMemory, type MemoryWriteDeps, type WriteRequest } from '../memory-write/index.js';
+import {
+  writeMemory,
+  type MemoryWriteDeps,
+  type WriteRequest,
+  type WriteResult,
+} from '../memory-write/index.js';
+import { writeBatch, type BatchItem } from './batch.js';
 
 /** An ingest request: a write request without its payload (each item brings its own). */
 export type IngestRequest = Omit<WriteRequest, 'payload'>;
@@ -96,12 +102,19 @@ export function tooManyItems(count: number, what: 'turns' | 'pieces'): ServiceEr
   );
 }
 
+/** The fewest items a batch looks up after one that ended early. */
+const MIN_BATCH_WINDOW = 16;
+
 /**
- * Writes items one after another through the write pipeline; each write is atomic on its own.
- * When a write is refused (a {@link ServiceError}: a cap, a conflicting key) and an earlier item
- * was written, the answer reports it `failed` and the later items `skipped`: re-sending the request
- * with the same idempotency key replays the done items and writes the rest. When the first item
- * is refused nothing was written and its error is the answer. Other errors (faults) propagate.
+ * Writes items in order, with the answers writing them one after another through the write
+ * pipeline would give; each item is atomic on its own. Runs of items go through
+ * {@link writeBatch} (one embedder call, one lookup, one transaction per run); an item the batch
+ * leaves (one that changes a stored memory, or is refused) is written alone, and batching resumes
+ * after it. When a write is refused (a {@link ServiceError}: a cap, a conflicting key) and an
+ * earlier item was written, the answer reports it `failed` and the later items `skipped`:
+ * re-sending the request with the same idempotency key replays the done items and writes the
+ * rest. When the first item is refused nothing was written and its error is the answer. Other
+ * errors (faults) propagate.
  */
 export async function writeItems<D extends object>(
   deps: MemoryWriteDeps,
@@ -118,32 +131,52 @@ export async function writeItems<D extends object>(
     skipped: 0,
   };
   let audited = false;
-  for (const [index, item] of items.entries()) {
-    // Between items other requests (and the request's deadline) get their turn: on the embedded
+  const record = (details: D, result: WriteResult) => {
+    audited ||= result.audited;
+    const status: ItemStatus = !result.audited
+      ? 'replayed'
+      : result.response.deduped
+        ? 'deduped'
+        : 'stored';
+    counts[status] += 1;
+    results.push({
+      ...details,
+      status,
+      memory_id: result.response.memory_id,
+      write: result.response,
+    });
+  };
+  const pending: BatchItem[] = items.map((item) => ({ payload: item.payload }));
+  let batching = true;
+  // Items a batch looks up at once. After a batch that ended at an item to be written alone the
+  // items after it are looked up again, so the next batch looks only twice as far as that one got.
+  let window = items.length;
+  // The batch left the next item to be written alone.
+  let alone = false;
+  let index = 0;
+  while (index < items.length) {
+    // Between writes other requests (and the request's deadline) get their turn: on the embedded
     // database a write never waits on I/O, so the loop would otherwise hold the event loop.
     if (index > 0) await new Promise((resolve) => setImmediate(resolve));
     // Past the request's deadline the rest is left for a retry (its answer says what was stored).
     if (!counts.complete || (index > 0 && deadlineExpired())) {
       counts.complete = false;
-      results.push({ ...item.details, status: 'skipped' });
-      counts.skipped += 1;
-      continue;
+      for (const item of items.slice(index)) results.push({ ...item.details, status: 'skipped' });
+      counts.skipped += items.length - index;
+      break;
     }
+    if (batching && !alone) {
+      const batch = await writeBatch(deps, request, pending.slice(index, index + window));
+      batching = batch.keepBatching;
+      alone = batch.aloneNext === true;
+      window = alone ? Math.max(MIN_BATCH_WINDOW, 2 * batch.results.length) : 2 * window;
+      for (const result of batch.results) record(items[index++]!.details, result);
+      if (batch.results.length > 0) continue;
+    }
+    alone = false;
+    const item = items[index]!;
     try {
-      const result = await writeMemory(deps, { ...request, payload: item.payload });
-      audited ||= result.audited;
-      const status: ItemStatus = !result.audited
-        ? 'replayed'
-        : result.response.deduped
-          ? 'deduped'
-          : 'stored';
-      counts[status] += 1;
-      results.push({
-        ...item.details,
-        status,
-        memory_id: result.response.memory_id,
-        write: result.response,
-      });
+      record(item.details, await writeMemory(deps, { ...request, payload: item.payload }));
     } catch (error) {
       if (!(error instanceof ServiceError) || index === 0) throw error;
       counts.complete = false;
@@ -154,6 +187,7 @@ export async function writeItems<D extends object>(
         error: { code: error.code, message: error.message },
       });
     }
+    index += 1;
   }
   return { counts, results, audited };
 }

@@ -3,9 +3,8 @@ import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse, finishDuplicate } from
 import { consumedAmounts, reserveWrite, storedBytes } from './budget.js';
 import { embed } from './embed.js';
 import { mergedResponse, mergeIntoExisting } from './evolve.js';
-import { chunkChildren, extract } from './extract.js';
 import { settle } from './idempotency.js';
-import { insertPlanned, planInsert } from './insert.js';
+import { extractAndPlan, insertPlanned } from './insert.js';
 import { safetyOf } from './response.js';
 import type { MemoryWriteDeps, WriteRequest, WriteResult } from './types.js';
 import { checkLookups, checkMetadataSize, lookupKeys, prepareWrite } from './validate.js';
@@ -122,19 +121,13 @@ export async function writeMemory(
         extracted: false,
       };
     } else {
-      // Extraction only for memories that will be stored: a model call is the costly part.
-      const extraction = await extract(deps.extractor, request.payload, budget.extractionRefused);
-      const childChunks = chunkChildren(extraction.children);
-      const childTexts = budget.embed ? childChunks.flat() : [];
-      const childVectors = childTexts.length > 0 ? await embed(deps.embeddings, childTexts) : [];
-      const plan = planInsert(
+      const { plan, extraction, childTexts } = await extractAndPlan(
         deps,
         write,
         decision,
-        { ...extraction, childChunks, childVectors },
         vectors,
         safety,
-        budget.embed,
+        { embedded: budget.embed, extractionRefused: budget.extractionRefused },
       );
       result = await settle(deps.db, write, () => insertPlanned(deps, write, plan));
       rowsWritten = plan.rows;

@@ -18,7 +18,8 @@ import {
   supersessionFields,
   type InsertDecision,
 } from './evolve.js';
-import type { Extraction } from './extract.js';
+import { chunkChildren, extract, type Extraction, type ExtractionRefusal } from './extract.js';
+import { embed } from './embed.js';
 import { auditOf, claimOf, LostIdempotencyRace } from './idempotency.js';
 import { indexedFields, intelligenceOf } from './response.js';
 import { assessedColumns, chunkRows } from './rows.js';
@@ -41,6 +42,40 @@ export interface PlannedInsert {
   safety: Safety;
   /** Rows the write adds when it commits: memories and chunks, parent and children. */
   rows: number;
+}
+
+/**
+ * Extracts the children of a memory about to be stored, embeds their chunks (unless `embedded` is
+ * false) and plans every row: the part of a write between its decision and its transaction.
+ * `childTexts`: the children's chunks embedded, for metering.
+ */
+export async function extractAndPlan(
+  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor'>,
+  write: PreparedWrite,
+  decision: InsertDecision,
+  vectors: number[][],
+  safety: Safety,
+  options: { embedded: boolean; extractionRefused?: ExtractionRefusal | undefined },
+): Promise<{ plan: PlannedInsert; extraction: Extraction; childTexts: string[] }> {
+  // Extraction only for memories that will be stored: a model call is the costly part.
+  const extraction = await extract(
+    deps.extractor,
+    write.request.payload,
+    options.extractionRefused,
+  );
+  const childChunks = chunkChildren(extraction.children);
+  const childTexts = options.embedded ? childChunks.flat() : [];
+  const childVectors = childTexts.length > 0 ? await embed(deps.embeddings, childTexts) : [];
+  const plan = planInsert(
+    deps,
+    write,
+    decision,
+    { ...extraction, childChunks, childVectors },
+    vectors,
+    safety,
+    options.embedded,
+  );
+  return { plan, extraction, childTexts };
 }
 
 /**

@@ -1,0 +1,274 @@
+import type { Reader, Writer } from '../client.js';
+import { toVectorLiteral } from '../schema/index.js';
+import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
+import {
+  childChunkRecords,
+  childColumns,
+  type ChunkRecord,
+  IN_SPACE,
+  MEMORY_COLUMNS,
+  RECORD_VALUES,
+  lookupColumns,
+  lookupsOf,
+  spaceContentKey,
+  spaceParams,
+  type ChildMemoryWrite,
+  type LookupRow,
+  type MemorySpace,
+  type NewMemoryWrite,
+  type SpaceParams,
+  type WriteAudit,
+  type WriteClaim,
+  type WriteLookups,
+} from './memory-writes.js';
+import { Statement, statementPerDimension } from './statement.js';
+import { embeddingType } from './vector.js';
+
+/** What one item of a batch asks its lookup for (as `writeLookups`, without a replacement). */
+export interface BatchLookupKeys {
+  contentHash: string;
+  idempotencyKey: string | null;
+  claimKeys: string[];
+  /** The first chunk's vector; undefined: no nearest memories. */
+  embedding: number[] | undefined;
+}
+
+type BatchLookupParams = SpaceParams & { items: string; limit: number };
+
+const batchLookupStatement = statementPerDimension<BatchLookupParams>(
+  (dimension) => `
+select
+  r.request_hash as "requestHash",
+  r.response,
+  false as "replacementFound",
+  ${lookupColumns(dimension, { contentHash: 'i.content_hash', claimKeys: 'i.claim_keys', embedding: 'i.embedding' })}
+from (
+  -- Each vector read once, not at every row a nearest-memory scan compares (offset 0 keeps
+  -- the planner from inlining the cast into the scans).
+  select j.ord, j.content_hash, j.idempotency_key, j.claim_keys,
+    ${dimension ? `j.embedding::${embeddingType(dimension)}` : 'j.embedding'} as embedding
+  from jsonb_to_recordset(:items::jsonb)
+    as j (ord int, content_hash text, idempotency_key text, claim_keys text[], embedding text)
+  offset 0
+) i
+left join idempotency_records r on r.workspace_id = :workspaceId::uuid and r.key = i.idempotency_key
+order by i.ord`,
+);
+
+/**
+ * The lookups of many writes to one space in one statement, in their order: what
+ * `writeLookups` answers for each, as if each ran alone against what is stored now.
+ */
+export async function batchLookups(
+  db: Reader,
+  space: MemorySpace,
+  items: readonly BatchLookupKeys[],
+  nearestLimit: number,
+): Promise<WriteLookups[]> {
+  const dimension = items.find((item) => item.embedding)?.embedding?.length ?? 0;
+  const rows = await batchLookupStatement(dimension).read<LookupRow>(db, {
+    ...spaceParams(space),
+    items: JSON.stringify(
+      items.map((item, ord) => ({
+        ord,
+        content_hash: item.contentHash,
+        idempotency_key: item.idempotencyKey,
+        claim_keys: item.claimKeys,
+        embedding: item.embedding ? toVectorLiteral(item.embedding) : null,
+      })),
+    ),
+    limit: nearestLimit,
+  });
+  return rows.map(lookupsOf);
+}
+
+/** The rows of a batch of writes to one space: new memories (children too), their records. */
+export interface BatchWrite {
+  space: MemorySpace;
+  /** New memories in write order, each with its children; none is a replacement. */
+  memories: NewMemoryWrite[];
+  /** The idempotency records to claim: of new memories and of duplicates alike. */
+  claims: WriteClaim[];
+  /** Every event, in write order: `created`, `extracted`, and duplicates' `deduped`. */
+  events: DomainEvent[];
+  /** One audit record per write that is not a replay. */
+  audits: WriteAudit[];
+}
+
+const LOCK_SPACE_CONTENTS = new Statement<{ keys: string[] }>(
+  `select count(pg_advisory_xact_lock(k))::int as locked from unnest(:keys::bigint[]) as k`,
+);
+
+type BatchInsertParams = SpaceParams & {
+  recheck: string[];
+  claims: string;
+  memories: string;
+  chunks: string;
+  links: string;
+  events: string;
+  audits: string;
+};
+
+const MEMORY_RECORD = `id uuid, ord int, text text, metadata jsonb, memory_type text,
+  importance real, chunk_profile text, lifecycle_state text, confidence real, volatility real,
+  expires_at timestamptz, effective_at timestamptz, content_hash text, claims jsonb,
+  claim_keys text[], pinned boolean, source_weight real, priority_score real,
+  idempotency_key text, parent_memory_id uuid, replaced_by_memory_id uuid`;
+
+/**
+ * Every row of a batch in one statement: `raced` counts the new memories whose text an identical
+ * live memory holds now (committed while the batch waited for its locks), `claimed` the keys it
+ * took; the caller rolls back unless both are as planned. Each memory's `created_at` is the
+ * transaction's time plus its place in microseconds, so the batch keeps the order per-item
+ * writes would give it.
+ */
+const INSERT_BATCH = new Statement<BatchInsertParams>(`
+with raced as (
+  select 1 from memories m
+  where ${IN_SPACE} and m.content_hash = any (:recheck::text[]) and m.lifecycle_state = 'active'
+),
+claimed as (
+  insert into idempotency_records (workspace_id, key, request_hash, response)
+  select :workspaceId::uuid, k.key, k.request_hash, k.response
+  from jsonb_to_recordset(:claims::jsonb) as k (key text, request_hash text, response jsonb)
+  on conflict do nothing
+  returning 1
+),
+memory as (
+  insert into memories (${MEMORY_COLUMNS}, idempotency_key, parent_memory_id, replaced_by_memory_id, created_at, updated_at)
+  select ${RECORD_VALUES},
+    k.idempotency_key, k.parent_memory_id, k.replaced_by_memory_id,
+    now() + k.ord * interval '1 microsecond', now() + k.ord * interval '1 microsecond'
+  from jsonb_to_recordset(:memories::jsonb) as k (${MEMORY_RECORD})
+),
+chunks as (
+  insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
+    embedding, embedding_provider, embedding_dimension, embedding_version)
+  select c.memory_id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
+    c.embedding::halfvec, c.provider, c.dimension, c.version
+  from jsonb_to_recordset(:chunks::jsonb) as c (memory_id uuid, chunk_index int, text text,
+    embedding text, provider text, dimension int, version text)
+),
+links as (
+  insert into memory_links (workspace_id, source_memory_id, target_memory_id, relation)
+  select :workspaceId::uuid, l.source, l.target, 'extracted'
+  from jsonb_to_recordset(:links::jsonb) as l (source uuid, target uuid)
+  on conflict do nothing
+),
+events as (
+  ${insertEventsFromJson(':events')}
+),
+audited as (
+  insert into audit_log (request_id, workspace_id, api_key_id, method, path, route, status, duration_ms, ip, user_agent)
+  select a.request_id, a.workspace_id, a.api_key_id, a.method, a.path, a.route, 200, a.duration_ms, a.ip, a.user_agent
+  from jsonb_to_recordset(:audits::jsonb) as a (request_id text, workspace_id uuid, api_key_id uuid,
+    method text, path text, route text, duration_ms int, ip text, user_agent text)
+)
+select (select count(*) from raced)::int as raced, (select count(*) from claimed)::int as claimed`);
+
+/** A concurrent write took a key or stored a text the batch planned to: nothing was written. */
+export class BatchRaced extends Error {}
+
+function batchParams(batch: BatchWrite): BatchInsertParams {
+  const memories: Array<Record<string, unknown>> = [];
+  const chunks: ChunkRecord[] = [];
+  const links: Array<{ source: string; target: string }> = [];
+  batch.memories.forEach((write, ord) => {
+    const { memory } = write;
+    memories.push({
+      // The parent's row has the same columns as a child's.
+      ...childColumns({ ...write.space, ...memory } as ChildMemoryWrite['memory']),
+      ord,
+      idempotency_key: write.claim?.key ?? null,
+      parent_memory_id: null,
+    });
+    write.chunks.texts.forEach((text, index) => {
+      const vector = write.chunks.vectors[index];
+      chunks.push({
+        memory_id: memory.id,
+        chunk_index: index,
+        text,
+        embedding: vector ? toVectorLiteral(vector) : null,
+        provider: write.chunks.provider,
+        dimension: write.chunks.dimension,
+        version: write.chunks.version,
+      });
+    });
+    for (const child of write.children) {
+      memories.push({
+        ...childColumns(child.memory),
+        ord,
+        idempotency_key: null,
+        parent_memory_id: memory.id,
+      });
+      chunks.push(...childChunkRecords(child));
+      links.push({ source: memory.id, target: child.memory.id });
+    }
+  });
+  return {
+    ...spaceParams(batch.space),
+    recheck: batch.memories.filter((write) => write.recheck).map((w) => w.memory.contentHash),
+    claims: JSON.stringify(
+      batch.claims.map((claim) => ({
+        key: claim.key,
+        request_hash: claim.requestHash,
+        response: claim.response,
+      })),
+    ),
+    memories: JSON.stringify(memories),
+    chunks: JSON.stringify(chunks),
+    links: JSON.stringify(links),
+    events: eventRecords(batch.events),
+    audits: JSON.stringify(
+      batch.audits.map((audit) => ({
+        request_id: audit.requestId,
+        workspace_id: audit.workspaceId,
+        api_key_id: audit.apiKeyId,
+        method: audit.method,
+        path: audit.path,
+        route: audit.route,
+        duration_ms: audit.durationMs,
+        ip: audit.ip,
+        user_agent: audit.userAgent,
+      })),
+    ),
+  };
+}
+
+const SQLSTATE_UNIQUE_VIOLATION = '23505';
+
+function isUniqueViolation(error: unknown): boolean {
+  for (let cause = error; cause && typeof cause === 'object';) {
+    if ((cause as { code?: unknown }).code === SQLSTATE_UNIQUE_VIOLATION) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Writes a batch in one transaction: the locks on the space's contents of its new memories (in
+ * key order, so two batches cannot deadlock), then one statement with every row. Throws
+ * {@link BatchRaced}, having written nothing, when a concurrent write got in between.
+ */
+export async function insertBatch(db: Writer, batch: BatchWrite): Promise<void> {
+  const keys = [
+    ...new Set(
+      batch.memories
+        .filter((write) => write.recheck)
+        .map((write) => spaceContentKey(batch.space, write.memory.contentHash)),
+    ),
+  ].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+  try {
+    await db.transaction(async (tx) => {
+      if (keys.length > 0) await LOCK_SPACE_CONTENTS.run(tx, { keys });
+      const [row] = await INSERT_BATCH.run<{ raced: number; claimed: number }>(
+        tx,
+        batchParams(batch),
+      );
+      if (!row || row.raced > 0 || row.claimed < batch.claims.length) throw new BatchRaced();
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new BatchRaced();
+    throw error;
+  }
+}

@@ -1,0 +1,418 @@
+import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
+import type { ClaimHolder } from '../../db/queries/lifecycle.js';
+import {
+  batchLookups,
+  BatchRaced,
+  insertBatch,
+  type BatchWrite,
+} from '../../db/queries/memory-batch.js';
+import type { NearestMemory, WriteLookups } from '../../db/queries/memory-writes.js';
+import { ServiceError } from '../../errors.js';
+import { fencedCommit } from '../deadline-fence.js';
+import { storedBytes, writeAiWork } from '../memory-write/budget.js';
+import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse } from '../memory-write/dedupe.js';
+import { embed } from '../memory-write/embed.js';
+import { cosineSimilarity, toHalf } from '../../db/queries/vector.js';
+import { auditOf, claimOf } from '../memory-write/idempotency.js';
+import { extractAndPlan } from '../memory-write/insert.js';
+import { safetyOf } from '../memory-write/response.js';
+import type {
+  MemoryWriteDeps,
+  PreparedWrite,
+  WriteRequest,
+  WriteResult,
+} from '../memory-write/types.js';
+import { checkMetadataSize, prepareWrite } from '../memory-write/validate.js';
+import { estimateEmbedTokens } from '../ai-cost.js';
+import type { UsageAmounts } from '../quota.js';
+
+/** What {@link writeBatch} wrote: the results of the items it took, in order, from the first. */
+export interface BatchOutcome {
+  results: WriteResult[];
+  /**
+   * False when the batch gave way to a refusal or a concurrent write: the items left are then
+   * written one by one, so each gets the answer a write of its own gets.
+   */
+  keepBatching: boolean;
+  /** The item after `results` is one the batch leaves: write it alone before batching again. */
+  aloneNext?: boolean;
+}
+
+/** A memory the batch stores, as the lookups of its later items would have found it. */
+interface Stored {
+  id: string;
+  contentHash: string;
+  text: string;
+  /** The first chunk's vector as stored (half precision); undefined without one. */
+  vector: number[] | undefined;
+  chunkCount: number;
+  holder: ClaimHolder;
+  claimKeys: string[];
+}
+
+const GIVE_WAY: BatchOutcome = { results: [], keepBatching: false };
+
+/**
+ * Writes a prefix of `items` (of one ingest request, all in one space) as one batch,
+ * with the answers per-item writes would give: one embedder call, one lookup statement for all,
+ * one reservation, and one transaction (the locks, then one statement with every row).
+ *
+ * Each item is decided against what is stored plus the items before it in the batch (exact,
+ * near and semantic duplicates of an earlier item, its claims), as a write of its own would be.
+ * The batch ends before an item whose write changes a stored memory (a merge, a supersession,
+ * a replacement), a repeated key, a key reused with another payload or an item refused on its
+ * own: the caller writes that item alone and batches again from the next. A refused reservation,
+ * an embedder failure or a concurrent write that took a key or a text first leaves the whole
+ * batch unwritten (`keepBatching` false). Faults propagate; nothing of the batch is written then.
+ */
+export async function writeBatch(
+  deps: MemoryWriteDeps,
+  request: Omit<WriteRequest, 'payload'>,
+  items: readonly BatchItem[],
+): Promise<BatchOutcome> {
+  const taken = batchable(deps, request, items);
+  const writes = taken.map((item) => item.write!);
+  if (writes.length < 2) return { results: [], keepBatching: true, aloneNext: true };
+  const space = writes[0]!.space;
+
+  let vectors: number[][][] | undefined;
+  try {
+    if (deps.embeddings.inProcess) vectors = await embedEach(deps, taken);
+  } catch (error) {
+    if (error instanceof ServiceError) return GIVE_WAY;
+    throw error;
+  }
+  const reserving = deps.quota.reserve({
+    workspaceId: request.workspaceId,
+    ...reserved(deps, writes),
+  });
+  reserving.catch(() => undefined);
+  const giveBack = () =>
+    reserving.then(
+      (reservation) => reservation.release(),
+      () => undefined,
+    );
+  let lookups: WriteLookups[];
+  try {
+    lookups = await lookup(deps, writes, vectors);
+    if (!vectors) {
+      // A remote embedder embeds only what the lookup did not settle, in one call.
+      const settled = lookups.map(
+        (l) => l.idempotency !== undefined || l.duplicateId !== undefined,
+      );
+      vectors = await embedEach(deps, taken, settled);
+      const nearest = await lookup(deps, writes, vectors);
+      lookups = lookups.map((l, i) => ({ ...l, nearest: nearest[i]!.nearest }));
+    }
+  } catch (error) {
+    await giveBack();
+    if (error instanceof ServiceError) return GIVE_WAY;
+    throw error;
+  }
+  let reservation;
+  try {
+    reservation = await reserving;
+  } catch (error) {
+    if (error instanceof ServiceError) return GIVE_WAY;
+    throw error;
+  }
+
+  try {
+    const batch: BatchWrite = { space, memories: [], claims: [], events: [], audits: [] };
+    const results: WriteResult[] = [];
+    const stored: Stored[] = [];
+    const keys = new Set<string>();
+    const used = {
+      writes: 0,
+      storageBytes: 0,
+      embedded: [] as string[],
+      extractions: 0,
+      genTokens: 0,
+    };
+    let rows = 0;
+    let aloneNext = false;
+    for (const [index, write] of writes.entries()) {
+      const found = lookups[index]!;
+      const safety = safetyOf(write.request);
+      const key = write.idempotencyKey;
+      if (key && found.idempotency) {
+        if (found.idempotency.requestHash !== write.requestHash) {
+          aloneNext = true;
+          break;
+        }
+        results.push({
+          response: found.idempotency.response as MemoryInsertResponse,
+          audited: false,
+        });
+        continue;
+      }
+      if (key) {
+        if (keys.has(key)) {
+          aloneNext = true;
+          break;
+        }
+        keys.add(key);
+      }
+      const recordDuplicate = (
+        response: MemoryInsertResponse,
+        rule: 'exact' | 'near' | 'semantic',
+      ) => {
+        const claim = claimOf(write, response);
+        if (claim) batch.claims.push(claim);
+        batch.audits.push(auditOf(write.request));
+        const { workspaceId } = write.request;
+        batch.events.push({ kind: 'deduped', workspaceId, memoryId: response.memory_id, rule });
+        results.push({ response, audited: true });
+      };
+      const exact =
+        found.duplicateId ?? stored.find((s) => s.contentHash === write.contentHash)?.id;
+      if (exact) {
+        recordDuplicate(dedupedResponse(exact, safety), 'exact');
+        continue;
+      }
+      const itemVectors = vectors![index]!;
+      const first = itemVectors[0];
+      const nearest = first ? nearestWithBatch(found.nearest, stored, first) : [];
+      const holders = [
+        ...found.claimHolders,
+        ...stored
+          .filter((s) => s.claimKeys.some((k) => write.assessment.claimKeys.includes(k)))
+          .map((s) => s.holder),
+      ].slice(0, CLAIM_HOLDERS);
+      const decision = decideWrite(write, nearest, holders, deps.config.dedupe);
+      if (decision.kind === 'dedupe') {
+        recordDuplicate(
+          dedupedResponse(decision.memoryId, safety, decision.dedupeKind),
+          decision.dedupeKind,
+        );
+        continue;
+      }
+      if (decision.kind === 'merge' || decision.supersede.length > 0 || decision.historyOf) {
+        aloneNext = true;
+        break;
+      }
+
+      const { plan, extraction, childTexts } = await extractAndPlan(
+        deps,
+        write,
+        decision,
+        itemVectors,
+        safety,
+        { embedded: true },
+      );
+      batch.memories.push(plan.memory);
+      if (plan.memory.claim) batch.claims.push(plan.memory.claim);
+      batch.events.push(...plan.memory.events);
+      batch.audits.push(plan.memory.audit);
+      results.push({ response: plan.response, audited: true });
+      rows += plan.rows;
+      stored.push(storedOf(write, plan.memoryId, itemVectors));
+      for (const child of plan.children) {
+        const vector = child.chunks[0]?.embedding ?? undefined;
+        stored.push({
+          id: child.memory.id,
+          contentHash: child.memory.contentHash,
+          text: child.memory.text,
+          vector: vector ? halfPrecision(vector) : undefined,
+          chunkCount: child.chunks.length,
+          claimKeys: child.memory.claimKeys ?? [],
+          holder: {
+            id: child.memory.id,
+            text: child.memory.text,
+            claims: child.memory.claims ?? [],
+            effectiveAt: child.memory.effectiveAt ?? null,
+            createdAt: write.now,
+            confidence: child.memory.confidence ?? null,
+          },
+        });
+      }
+      used.writes += 1;
+      used.storageBytes += storedBytes(write.request.payload.text, write.metadata);
+      used.embedded.push(...write.chunks, ...childTexts);
+      if (extraction.outcome.status !== 'skipped') {
+        const cost = writeAiWork(deps.extractor, write.request.payload, write.chunks).extraction;
+        used.extractions += cost?.extractionCalls ?? 0;
+        used.genTokens += cost?.genTokens ?? 0;
+      }
+    }
+    if (results.length === 0) {
+      await reservation.release();
+      return { results, keepBatching: true, aloneNext };
+    }
+    if (batch.claims.length + batch.audits.length > 0) {
+      try {
+        await fencedCommit(() => insertBatch(deps.db, batch));
+      } catch (error) {
+        if (error instanceof BatchRaced || error instanceof ServiceError) {
+          await reservation.release();
+          return GIVE_WAY;
+        }
+        throw error;
+      }
+    }
+    const consumed: UsageAmounts = {
+      writes: used.writes,
+      storageBytes: used.storageBytes,
+      embeds: used.embedded.length,
+      embedTokens: estimateEmbedTokens(used.embedded),
+      extractionCalls: used.extractions,
+      genTokens: used.genTokens,
+    };
+    await (used.writes > 0 ? reservation.commit(consumed) : reservation.release());
+    if (rows > 0) deps.onRowsWritten?.(rows);
+    return { results, keepBatching: true, aloneNext };
+  } catch (error) {
+    await reservation.release();
+    if (error instanceof ServiceError) return GIVE_WAY;
+    throw error;
+  }
+}
+
+/** The lookup keeps the oldest 50 memories holding a write's claims. */
+const CLAIM_HOLDERS = 50;
+
+/** An item of an ingest request, with what a batch worked out for it (kept for the next batch). */
+export interface BatchItem {
+  payload: MemoryInsertPayload;
+  write?: PreparedWrite;
+  /** Its chunks' vectors, once embedded. */
+  vectors?: number[][];
+}
+
+/**
+ * The leading items a batch can take: prepared, in the first item's space, no replacement, none
+ * refused on its own (each of those is written alone, with its own answer).
+ */
+function batchable(
+  deps: MemoryWriteDeps,
+  request: Omit<WriteRequest, 'payload'>,
+  items: readonly BatchItem[],
+): BatchItem[] {
+  const taken: BatchItem[] = [];
+  for (const item of items) {
+    const { payload } = item;
+    if (payload.replaces_memory_id) break;
+    try {
+      checkMetadataSize(payload.metadata ?? {}, deps.config.metadataMaxBytes);
+      item.write ??= prepareWrite({ ...request, payload });
+    } catch (error) {
+      if (error instanceof ServiceError) break;
+      throw error;
+    }
+    if (taken[0] && JSON.stringify(item.write.space) !== JSON.stringify(taken[0].write!.space))
+      break;
+    taken.push(item);
+  }
+  return taken;
+}
+
+/** What the batch reserves: every item as a write of its own would. */
+function reserved(deps: MemoryWriteDeps, writes: readonly PreparedWrite[]): UsageAmounts {
+  const total: Required<UsageAmounts> = {
+    writes: 0,
+    reads: 0,
+    embeds: 0,
+    embedTokens: 0,
+    extractionCalls: 0,
+    genTokens: 0,
+    storageBytes: 0,
+  };
+  for (const write of writes) {
+    const { payload } = write.request;
+    const work = writeAiWork(deps.extractor, payload, write.chunks);
+    total.writes += 1;
+    total.storageBytes += storedBytes(payload.text, write.metadata);
+    total.embeds += work.embedding?.embeds ?? 0;
+    total.embedTokens += work.embedding?.embedTokens ?? 0;
+    total.extractionCalls += work.extraction?.extractionCalls ?? 0;
+    total.genTokens += work.extraction?.genTokens ?? 0;
+  }
+  const { reads: _reads, ...amounts } = total;
+  return amounts;
+}
+
+/**
+ * Every item's chunks embedded in one call (none for the items `skip` marks, nor for those
+ * embedded by an earlier batch of the request), by item.
+ */
+async function embedEach(
+  deps: MemoryWriteDeps,
+  items: readonly BatchItem[],
+  skip: readonly boolean[] = [],
+): Promise<number[][][]> {
+  const missing = items.filter((item, i) => !skip[i] && !item.vectors);
+  const texts = missing.flatMap((item) => item.write!.chunks);
+  const flat = texts.length > 0 ? await embed(deps.embeddings, texts) : [];
+  let offset = 0;
+  for (const item of missing) {
+    const count = item.write!.chunks.length;
+    item.vectors = flat.slice(offset, offset + count);
+    offset += count;
+  }
+  return items.map((item, i) => (skip[i] ? [] : item.vectors!));
+}
+
+function lookup(
+  deps: MemoryWriteDeps,
+  writes: readonly PreparedWrite[],
+  vectors: number[][][] | undefined,
+): Promise<WriteLookups[]> {
+  return batchLookups(
+    deps.db,
+    writes[0]!.space,
+    writes.map((write, i) => ({
+      contentHash: write.contentHash,
+      idempotencyKey: write.idempotencyKey ?? null,
+      claimKeys: write.assessment.claimKeys,
+      embedding: vectors?.[i]?.[0],
+    })),
+    DEDUPE_CANDIDATES,
+  );
+}
+
+function storedOf(write: PreparedWrite, id: string, vectors: number[][]): Stored {
+  const { assessment } = write;
+  const first = vectors[0];
+  return {
+    id,
+    contentHash: write.contentHash,
+    text: write.request.payload.text,
+    vector: first ? halfPrecision(first) : undefined,
+    chunkCount: write.chunks.length,
+    claimKeys: assessment.claimKeys,
+    holder: {
+      id,
+      text: write.request.payload.text,
+      claims: assessment.claims,
+      effectiveAt: write.effectiveAt,
+      createdAt: write.now,
+      confidence: assessment.confidence,
+    },
+  };
+}
+
+/**
+ * The nearest memories of a write: the stored ones the lookup found, and the batch's earlier
+ * memories, compared as the database compares them (half-precision vectors, cosine).
+ */
+function nearestWithBatch(
+  fromDatabase: NearestMemory[],
+  stored: readonly Stored[],
+  embedding: number[],
+): NearestMemory[] {
+  if (stored.length === 0) return fromDatabase;
+  const query = halfPrecision(embedding);
+  const fromBatch = stored
+    .filter((s) => s.vector !== undefined)
+    .map((s) => ({
+      memoryId: s.id,
+      text: s.text,
+      similarity: cosineSimilarity(query, s.vector!),
+      chunkCount: s.chunkCount,
+    }));
+  return [...fromDatabase, ...fromBatch]
+    .sort((a, b) => b.similarity - a.similarity)
+    .slice(0, DEDUPE_CANDIDATES);
+}
+
+const halfPrecision = (vector: number[]): number[] => vector.map(toHalf);
