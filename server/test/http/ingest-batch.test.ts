@@ -136,7 +136,6 @@ describeDb('batched ingest', () => {
     expect(statuses.batched).toEqual(statuses.single);
 
     const [a, b] = await Promise.all([state(batched), state(single)]);
-    console.log('USAGE', JSON.stringify(a.usage));
     expect(a).toEqual(b);
     // The scenario reaches every lifecycle rule the batch must keep.
     const kinds = new Set((a.events as Row[]).map((event) => `${event.kind}:${event.rule}`));
@@ -193,8 +192,8 @@ describeDb('batched ingest', () => {
       label.set(String(m.id), `${String(m.text)}#${String(m.parent_memory_id !== null)}`);
     const named = (id: unknown) =>
       id === null || id === undefined ? null : (label.get(String(id)) ?? 'unknown');
-    const chunks = await rows(sql`select memory_id, chunk_index, text, embedding::text as embedding,
-      embedding_provider, embedding_dimension from memory_chunks where workspace_id = ${ws}`);
+    const chunks = await rows(sql`select memory_id, chunk_index, text, context_text,
+      embedding::text as embedding, embedding_provider, embedding_dimension from memory_chunks where workspace_id = ${ws}`);
     const events = await rows(sql`select kind, rule, memory_id, related_memory_id, details
       from domain_events where workspace_id = ${ws} order by seq`);
     const keys = await rows(sql`select key, request_hash, response from idempotency_records

@@ -102,6 +102,29 @@ describeDb('the turn a reply answers, in keyword search', () => {
     expect((await search('nurse')).map((r) => r.memory_id)).toEqual([ids.nurse]);
   });
 
+  it('finds a reply through its question in a conversation import (one batched write)', async () => {
+    const res = await request(t.app)
+      .post('/v1/ingest')
+      .set('x-api-key', t.tenant.apiKey)
+      .send({
+        type: 'conversation',
+        user_id: 'cleo',
+        group_by: 'message',
+        extract: false,
+        messages: [
+          { role: 'user', content: 'Which trail did you hike last weekend?' },
+          { role: 'assistant', content: 'The ridge path above the lake, about twelve kilometres.' },
+          { role: 'user', content: 'Biscuit needs new slippers to chew.' },
+        ],
+      });
+    expect(res.status).toBe(200);
+    const [, reply, next] = res.body.turns.map((turn: { memory_id: string }) => turn.memory_id);
+    const results = await search('which trail last weekend', { user_id: 'cleo' });
+    expect(results.map((r) => r.memory_id)).toContain(reply);
+    // The reply is the context of the turn after it, not the question.
+    expect(results.map((r) => r.memory_id)).not.toContain(next);
+  });
+
   it('finds the reply over MCP search_memories too', async () => {
     const { client } = await connect(`${http.baseUrl}/mcp`, t.tenant.apiKey);
     try {

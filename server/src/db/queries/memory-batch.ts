@@ -7,6 +7,9 @@ import {
   type ChunkRecord,
   IN_SPACE,
   MEMORY_COLUMNS,
+  answersTurnSql,
+  contextTextSql,
+  latestMemoryOfOwnerSql,
   RECORD_VALUES,
   lookupColumns,
   lookupsOf,
@@ -101,6 +104,7 @@ const LOCK_SPACE_CONTENTS = new Statement<{ keys: string[] }>(
 
 type BatchInsertParams = SpaceParams & {
   recheck: string[];
+  predecessorWindowSeconds: number;
   claims: string;
   memories: string;
   chunks: string;
@@ -120,7 +124,8 @@ const MEMORY_RECORD = `id uuid, ord int, text text, metadata jsonb, memory_type 
  * live memory holds now (committed while the batch waited for its locks), `claimed` the keys it
  * took; the caller rolls back unless both are as planned. Each memory's `created_at` is the
  * transaction's time plus its place in microseconds, so the batch keeps the order per-item
- * writes would give it.
+ * writes would give it; each turn's first chunk takes as context the turn it answers (the
+ * batch's previous memory, or the owner's latest stored one), as a per-item write would.
  */
 const INSERT_BATCH = new Statement<BatchInsertParams>(`
 with raced as (
@@ -141,10 +146,39 @@ memory as (
     now() + k.ord * interval '1 microsecond', now() + k.ord * interval '1 microsecond'
   from jsonb_to_recordset(:memories::jsonb) as k (${MEMORY_RECORD})
 ),
+turns as (
+  select k.id, k.ord, k.text, k.metadata,
+    coalesce(k.effective_at, now() + k.ord * interval '1 microsecond') as at
+  from jsonb_to_recordset(:memories::jsonb) as k (id uuid, ord int, text text, metadata jsonb,
+    effective_at timestamptz, parent_memory_id uuid)
+  where k.parent_memory_id is null
+),
+turn_context as (
+  select turn.id, ${contextTextSql('previous.text')} as text
+  from turns turn
+  cross join lateral (
+    select * from (
+      select earlier.ord, earlier.text, earlier.metadata, earlier.at from turns earlier
+      where earlier.ord < turn.ord
+      union all
+      select -1, stored.text, stored.metadata, stored.at from (${latestMemoryOfOwnerSql()}) as stored
+    ) as candidates
+    order by candidates.ord desc limit 1
+  ) as previous
+  where ${answersTurnSql(
+    {
+      metadata: 'turn.metadata',
+      at: 'turn.at',
+      windowSeconds: ':predecessorWindowSeconds::float8',
+    },
+    'previous',
+  )}
+),
 chunks as (
   insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,
-    embedding, embedding_provider, embedding_dimension, embedding_version)
+    context_text, embedding, embedding_provider, embedding_dimension, embedding_version)
   select c.memory_id, :workspaceId::uuid, :ownerId::text, :ownerType::text, c.chunk_index, c.text,
+    case when c.chunk_index = 0 then (select t.text from turn_context t where t.id = c.memory_id) end,
     c.embedding::halfvec, c.provider, c.dimension, c.version
   from jsonb_to_recordset(:chunks::jsonb) as c (memory_id uuid, chunk_index int, text text,
     embedding text, provider text, dimension int, version text)
@@ -208,6 +242,8 @@ function batchParams(batch: BatchWrite): BatchInsertParams {
   return {
     ...spaceParams(batch.space),
     recheck: batch.memories.filter((write) => write.recheck).map((w) => w.memory.contentHash),
+    // One setting of the server: the same for every memory of the batch.
+    predecessorWindowSeconds: batch.memories[0]?.chunks.predecessorWindowSeconds ?? 0,
     claims: JSON.stringify(
       batch.claims.map((claim) => ({
         key: claim.key,

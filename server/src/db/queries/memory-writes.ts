@@ -451,6 +451,36 @@ const CONVERSATION_METADATA_KEYS = [
 ] as const;
 const CONVERSATION_KEYS = CONVERSATION_METADATA_KEYS.map((key) => `'${key}'`).join(', ');
 
+/**
+ * The owner's latest top-level memory stored before this statement (`text`, `metadata`, `at`: its
+ * effective time, else its creation), leaving out the memories this write supersedes.
+ */
+export function latestMemoryOfOwnerSql(supersede = 'array[]::uuid[]'): string {
+  return `select p.text, p.metadata, coalesce(p.effective_at, p.created_at) as at from memories p
+    where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
+      and p.owner_id = :ownerId::text and p.parent_memory_id is null
+      and p.id <> all (${supersede})
+    order by p.created_at desc, p.id desc limit 1`;
+}
+
+/**
+ * SQL condition: `previous` (an alias with `metadata` and `at`) is the turn that a memory with
+ * `current.metadata`, about `current.at`, answers: close enough in time and of one conversation.
+ */
+export function answersTurnSql(
+  current: { metadata: string; at: string; windowSeconds: string },
+  previous: string,
+): string {
+  return `abs(extract(epoch from ${previous}.at - ${current.at})) <= ${current.windowSeconds}
+    and ${current.windowSeconds} > 0
+    and (exists (select 1 from unnest(array[${CONVERSATION_KEYS}]) as k
+        where ${current.metadata} -> k = ${previous}.metadata -> k)
+      or (${current.metadata} ->> 'ingest' = 'conversation' and ${previous}.metadata ->> 'ingest' = 'conversation'))`;
+}
+
+/** The end of a predecessor's text kept as the context of the turn that answers it. */
+export const contextTextSql = (text: string): string => `right(${text}, ${CONTEXT_MAX_CHARS})`;
+
 type InsertParams = FinishParams &
   SpaceParams & {
     recheck: boolean;
@@ -521,18 +551,15 @@ memory as (
   returning id
 ),
 predecessor as (
-  select right(latest.text, ${CONTEXT_MAX_CHARS}) as text from (
-    select p.text, p.metadata, coalesce(p.effective_at, p.created_at) as at from memories p
-    where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
-      and p.owner_id = :ownerId::text and p.parent_memory_id is null
-      and p.id <> all (:supersede::uuid[])
-    order by p.created_at desc, p.id desc limit 1
-  ) as latest
-  where abs(extract(epoch from latest.at - coalesce(:effectiveAt::timestamptz, now())))
-    <= :predecessorWindowSeconds::float8 and :predecessorWindowSeconds::float8 > 0
-    and (exists (select 1 from unnest(array[${CONVERSATION_KEYS}]) as k
-        where (:metadata::jsonb) -> k = latest.metadata -> k)
-      or ((:metadata::jsonb) ->> 'ingest' = 'conversation' and latest.metadata ->> 'ingest' = 'conversation'))
+  select ${contextTextSql('latest.text')} as text from (${latestMemoryOfOwnerSql(':supersede::uuid[]')}) as latest
+  where ${answersTurnSql(
+    {
+      metadata: '(:metadata::jsonb)',
+      at: 'coalesce(:effectiveAt::timestamptz, now())',
+      windowSeconds: ':predecessorWindowSeconds::float8',
+    },
+    'latest',
+  )}
 ),
 chunks as (
   insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text,

@@ -50,7 +50,7 @@ export interface PlannedInsert {
  * `childTexts`: the children's chunks embedded, for metering.
  */
 export async function extractAndPlan(
-  deps: Pick<MemoryWriteDeps, 'embeddings' | 'extractor'>,
+  deps: Parameters<typeof planInsert>[0],
   write: PreparedWrite,
   decision: InsertDecision,
   vectors: number[][],
