@@ -106,6 +106,25 @@ export function tooManyItems(count: number, what: 'turns' | 'pieces'): ServiceEr
 const MIN_BATCH_WINDOW = 16;
 
 /**
+ * The most text one batch writes (but always at least one item). A batch commits as one
+ * transaction, which the request's deadline lets finish; bounding it keeps a long document's
+ * commits short, so the deadline stops the ingest between batches, as it does between items.
+ */
+const MAX_BATCH_CHARS = 32_000;
+
+/** How many of `pending`, from `start`, fit one batch: at most `window`, and within MAX_BATCH_CHARS. */
+function batchEnd(pending: readonly BatchItem[], start: number, window: number): number {
+  let end = start;
+  let chars = 0;
+  while (end < pending.length && end - start < window) {
+    chars += pending[end]!.payload.text.length;
+    if (end > start && chars > MAX_BATCH_CHARS) break;
+    end += 1;
+  }
+  return end;
+}
+
+/**
  * Writes items in order, with the answers writing them one after another through the write
  * pipeline would give; each item is atomic on its own. Runs of items go through
  * {@link writeBatch} (one embedder call, one lookup, one transaction per run); an item the batch
@@ -166,7 +185,11 @@ export async function writeItems<D extends object>(
       break;
     }
     if (batching && !alone) {
-      const batch = await writeBatch(deps, request, pending.slice(index, index + window));
+      const batch = await writeBatch(
+        deps,
+        request,
+        pending.slice(index, batchEnd(pending, index, window)),
+      );
       batching = batch.keepBatching;
       alone = batch.aloneNext === true;
       window = alone ? Math.max(MIN_BATCH_WINDOW, 2 * batch.results.length) : 2 * window;
