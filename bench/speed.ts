@@ -17,7 +17,6 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import {
@@ -26,6 +25,7 @@ import {
   openDatabase,
   type Database,
 } from '../server/src/db/client.js';
+import { PGLITE_EXTENSIONS } from '../server/src/db/pglite-extensions.js';
 import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { localEmbedder } from './lib/embedder.js';
@@ -825,7 +825,7 @@ async function runPglite(): Promise<void> {
       }
       // The floor on PGlite: the same SQL on the embedded engine, in this process.
       if (PHASES.has('floor')) {
-        const client = await PGlite.create(dataDir, { extensions: { vector } });
+        const client = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
         try {
           await client.exec(SESSION_SETTING);
           await measureFloor(

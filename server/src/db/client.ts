@@ -1,7 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -10,6 +9,7 @@ import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock.js';
 import { isConnectionLost } from './faults.js';
 import { migratePglite, migratePostgres } from './migrate.js';
+import { PGLITE_EXTENSIONS } from './pglite-extensions.js';
 import { PlanCaches } from './plan-caches.js';
 import * as schema from './schema/index.js';
 
@@ -311,7 +311,7 @@ async function openPglite(
   migrate: boolean,
   dump: Blob | undefined,
 ): Promise<DatabaseHandle> {
-  const options = { extensions: { vector } };
+  const options = { extensions: PGLITE_EXTENSIONS };
   let client: PGlite;
   let unlock = async () => {};
   if (dataDir === undefined) {

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
 import { drizzle } from 'drizzle-orm/pglite';
 import type { TestProject } from 'vitest/node';
+import { PGLITE_EXTENSIONS } from '../../src/db/pglite-extensions.js';
 import { migratePglite } from '../../src/db/migrate.js';
 
 /**
@@ -15,7 +15,7 @@ import { migratePglite } from '../../src/db/migrate.js';
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const folder = await mkdtemp(join(tmpdir(), 'mnemo-pglite-'));
   const path = join(folder, 'migrated.tar');
-  const client = await PGlite.create({ extensions: { vector } });
+  const client = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   try {
     await migratePglite(drizzle({ client }));
     const dump = await client.dumpDataDir('none');

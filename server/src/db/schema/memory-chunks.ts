@@ -52,7 +52,9 @@ export const memoryChunks = pgTable(
   (t) => [
     uniqueIndex('memory_chunks_memory_chunk_index_unique').on(t.memoryId, t.chunkIndex),
     index('memory_chunks_workspace_owner_idx').on(t.workspaceId, t.ownerType, t.ownerId),
-    index('memory_chunks_tsv_gin').using('gin', t.tsv),
+    // The owner beside the words (btree_gin): a keyword search reads only its owner's matching
+    // chunks, not every owner's chunk that holds a query word.
+    index('memory_chunks_owner_tsv_gin').using('gin', t.ownerId, t.tsv),
     ...INDEXED_EMBEDDING_DIMENSIONS.map((n) =>
       index(embeddingIndexName(n))
         .using('hnsw', sql.raw(`("embedding"::halfvec(${n})) halfvec_cosine_ops`))
