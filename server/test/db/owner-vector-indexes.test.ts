@@ -86,6 +86,12 @@ describeDb('vector indexes of large owners', () => {
       expect(await planOf('small-1')).not.toMatch(/memory_chunks_owner_/);
       // Nothing to do the second time.
       expect(await maintainOwnerVectorIndexes(db.db, POLICY)).toEqual({ created: [], dropped: [] });
+      // Other indexes of the table are not its own to drop (the keyword index among them).
+      const [keyword] = await executeRows<{ n: number }>(
+        db.db,
+        sql`select count(*)::int as n from pg_class where relname = 'memory_chunks_keyword_owner_gin'`,
+      );
+      expect(keyword!.n).toBe(1);
 
       // Erasure drops the erased owner's index at once (its predicate names the owner).
       await eraseOwner(db.db, workspaceId, { ownerId: 'big', ownerType: 'user' });

@@ -122,7 +122,7 @@ describeDb('per-owner recall query plans', () => {
       });
       if (process.env.SHOW_PLANS) console.log(text);
       expect(text).not.toMatch(/Seq Scan on (memory_chunks|memories)/);
-      expect(text).toMatch(/memory_chunks_(workspace_owner_idx|owner_tsv_gin)/);
+      expect(text).toMatch(/memory_chunks_(workspace_owner_idx|keyword_owner_gin)/);
     }
   });
 

@@ -25,6 +25,8 @@ export interface OwnerIndexPolicy {
 export const OWNER_INDEX_POLICY: OwnerIndexPolicy = { minChunks: 5_000, maxShare: 0.25 };
 
 const PREFIX = 'memory_chunks_owner_';
+/** What {@link ownerVectorIndexName} gives, and nothing else. */
+const OWN_INDEX_NAME = /^memory_chunks_owner_[0-9a-f]{16}_[0-9]+_hnsw$/;
 
 export interface OwnerKey {
   workspaceId: string;
@@ -84,10 +86,11 @@ export async function maintainOwnerVectorIndexes(
       const create = chunks >= policy.minChunks && chunks <= policy.maxShare * Number(owner.total);
       keep.set(ownerVectorIndexName(owner, owner.dimension), { ...owner, create });
     }
+    // Only names of the shape ownerVectorIndexName gives: other indexes on the table are not ours.
     const existing = await connection.unsafe<Array<{ name: string; valid: boolean }>>(
       `select i.relname as name, x.indisvalid as valid
       from pg_index x join pg_class i on i.oid = x.indexrelid
-      where x.indrelid = 'memory_chunks'::regclass and i.relname like '${PREFIX}%'`,
+      where x.indrelid = 'memory_chunks'::regclass and i.relname ~ '${OWN_INDEX_NAME.source}'`,
     );
     const valid = new Set(existing.filter((index) => index.valid).map((index) => index.name));
     const changes: OwnerIndexChanges = { created: [], dropped: [] };

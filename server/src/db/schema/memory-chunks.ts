@@ -54,7 +54,7 @@ export const memoryChunks = pgTable(
     index('memory_chunks_workspace_owner_idx').on(t.workspaceId, t.ownerType, t.ownerId),
     // The owner beside the words (btree_gin): a keyword search reads only its owner's matching
     // chunks, not every owner's chunk that holds a query word.
-    index('memory_chunks_owner_tsv_gin').using('gin', t.ownerId, t.tsv),
+    index('memory_chunks_keyword_owner_gin').using('gin', t.ownerId, t.tsv),
     ...INDEXED_EMBEDDING_DIMENSIONS.map((n) =>
       index(embeddingIndexName(n))
         .using('hnsw', sql.raw(`("embedding"::halfvec(${n})) halfvec_cosine_ops`))
