@@ -17,13 +17,17 @@
  * (memories per server and ingest row, 2000), `BENCH_SEED`, `BENCH_DATABASE_URL`. `BENCH_AB_SEPARATE=1`:
  * each server on a database of its own, migrated by its own tree and loaded with the same data
  * (for a change of the schema the base does not hold); PostgreSQL CPU is then each database's.
+ * `BENCH_AB_DATABASE=<name>`: a database already loaded by `load-heavy.ts` (kept, not loaded, not
+ * dropped; its key `BENCH_AB_API_KEY`, default that script's), e.g. a million memories.
+ * `BENCH_AB_SCOPES` (`owner,heavy`): whose searches are measured; any other word is an owner id
+ * (`heavy-owner-100000`).
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
 import { benchWorkspaceLoader } from './lib/bulk-load.js';
 import { addCost, measured, noCost, readingClient, type Cost } from './lib/cpu.js';
-import { createBenchDatabase, maintenanceDone } from './lib/database.js';
+import { type BenchDatabase, createBenchDatabase, maintenanceDone } from './lib/database.js';
 import {
   HEAVY_MEMORIES,
   HEAVY_OWNER,
@@ -56,7 +60,12 @@ const PHASES = new Set(
 /** Each server on a database of its own (migrated by its own tree): for a change of the schema. */
 const SEPARATE = process.env.BENCH_AB_SEPARATE === '1';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
+/** A database loaded beforehand by load-heavy.ts: searched as it is, kept afterwards. */
+const LOADED = process.env.BENCH_AB_DATABASE;
+const API_KEY = LOADED
+  ? (process.env.BENCH_AB_API_KEY ?? 'mnemo_bench_heavy')
+  : `mnemo_bench_${randomBytes(16).toString('hex')}`;
+const SCOPES = (process.env.BENCH_AB_SCOPES ?? 'owner,heavy').split(',').map((s) => s.trim());
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
 
 const post = async (base: string, path: string, body: unknown): Promise<void> => {
@@ -86,7 +95,9 @@ async function load(databaseUrl: string, migrate: boolean): Promise<void> {
 
 async function main(): Promise<void> {
   if (!BASE) throw new Error('set BENCH_AB_BASE to the checkout to compare with');
-  const bench = await createBenchDatabase(ADMIN_URL, undefined);
+  if (LOADED && SEPARATE)
+    throw new Error('BENCH_AB_DATABASE and BENCH_AB_SEPARATE exclude each other');
+  const bench = LOADED ? loadedDatabase(LOADED) : await createBenchDatabase(ADMIN_URL, undefined);
   const baseBench = SEPARATE ? await createBenchDatabase(ADMIN_URL, undefined) : bench;
   const raw = readingClient(bench.databaseUrl);
   const baseRaw = SEPARATE ? readingClient(baseBench.databaseUrl) : raw;
@@ -107,8 +118,10 @@ async function main(): Promise<void> {
       await (await startServer(baseEnv, 120_000, resolve(BASE))).stop();
       await load(baseBench.databaseUrl, false);
     }
-    await load(bench.databaseUrl, true);
-    await raw.unsafe('vacuum analyze');
+    if (!LOADED) {
+      await load(bench.databaseUrl, true);
+      await raw.unsafe('vacuum analyze');
+    }
     if (SEPARATE) {
       await baseRaw.unsafe('vacuum analyze');
       for (const [name, client] of [
@@ -137,13 +150,17 @@ async function main(): Promise<void> {
     const payload = (i: number, scope: string, path: string) => ({
       query: qs[i % qs.length]!,
       user_id:
-        scope === 'heavy' ? HEAVY_OWNER : ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS)),
+        scope === 'heavy'
+          ? HEAVY_OWNER
+          : scope === 'owner'
+            ? ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS))
+            : scope,
       ...(path === '/v1/search' ? { search_mode: 'hybrid' } : {}),
       top_k: 10,
     });
     for (const { server } of servers)
       await timeLoad(0, 200, 4, (i) =>
-        post(server.base, '/v1/search', payload(i, i % 2 ? 'heavy' : 'owner', '/v1/search')),
+        post(server.base, '/v1/search', payload(i, SCOPES[i % SCOPES.length]!, '/v1/search')),
       );
     const out: string[][] = [];
     /**
@@ -202,7 +219,7 @@ async function main(): Promise<void> {
     };
     if (PHASES.has('search'))
       for (const path of ['/v1/search', '/v1/context'])
-        for (const scope of ['owner', 'heavy'])
+        for (const scope of SCOPES)
           for (const concurrency of [1, 8])
             await alternate(
               { operation: path.slice(4), owner: scope, concurrency },
@@ -285,6 +302,13 @@ async function main(): Promise<void> {
     }
     await bench.drop();
   }
+}
+
+/** A database of this PostgreSQL server loaded beforehand: used as it is, never dropped. */
+function loadedDatabase(name: string): BenchDatabase {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { name, databaseUrl: url.toString(), drop: async () => {} };
 }
 
 main().catch((error: unknown) => {

@@ -12,7 +12,7 @@
  */
 import postgres from 'postgres';
 import { openDatabase } from '../server/src/db/client.js';
-import { benchWorkspaceLoader } from './lib/bulk-load.js';
+import { benchWorkspaceLoader, withIndexesDeferred } from './lib/bulk-load.js';
 import { HEAVY_OWNER, heavyMemory, regularMemory } from './lib/generator.js';
 
 const count = (text: string) => Number(text.trim().replace(/k$/i, '000'));
@@ -22,6 +22,8 @@ const SIZES = (process.env.BENCH_HEAVY_SIZES ?? '10k').split(',').map(count);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_KEY = process.env.BENCH_HEAVY_API_KEY ?? 'mnemo_bench_heavy';
+/** From this many memories the load copies rows and builds the indexes once, at the end. */
+const DEFER_INDEXES_FROM = 50_000;
 
 async function main(): Promise<void> {
   if (!NAME || !/^[a-z_][a-z0-9_]*$/.test(NAME)) throw new Error('set BENCH_HEAVY_DATABASE');
@@ -36,25 +38,36 @@ async function main(): Promise<void> {
     migrate: true,
     timeouts: { statementMs: 0, lockMs: 0 },
   });
+  // Large loads as the speed bench makes them: COPY, and the indexes built once at the end.
+  const copy = postgres(url.toString(), { max: 1, onnotice: () => {} });
   try {
     const loader = await benchWorkspaceLoader(handle.db, API_KEY);
-    for (const [n, size] of SIZES.entries()) {
-      const owner = n === 0 ? HEAVY_OWNER : `${HEAVY_OWNER}-${size}`;
+    const total = REGULAR + SIZES.reduce((sum, size) => sum + size, 0);
+    if (total >= DEFER_INDEXES_FROM) loader.attach(handle.db, copy);
+    const loadAll = async () => {
+      for (const [n, size] of SIZES.entries()) {
+        const owner = n === 0 ? HEAVY_OWNER : `${HEAVY_OWNER}-${size}`;
+        await loader.load(
+          (function* () {
+            for (let i = 0; i < size; i += 1) yield { ...heavyMemory(SEED + n, i), ownerId: owner };
+          })(),
+        );
+      }
       await loader.load(
         (function* () {
-          for (let i = 0; i < size; i += 1) yield { ...heavyMemory(SEED + n, i), ownerId: owner };
+          for (let i = 0; i < REGULAR; i += 1) yield regularMemory(SEED, i);
         })(),
       );
-    }
-    await loader.load(
-      (function* () {
-        for (let i = 0; i < REGULAR; i += 1) yield regularMemory(SEED, i);
-      })(),
-    );
+    };
+    if (total >= DEFER_INDEXES_FROM) {
+      const { buildSeconds } = await withIndexesDeferred(handle.db, loadAll);
+      process.stdout.write(`indexes built in ${buildSeconds.toFixed(0)} s\n`);
+    } else await loadAll();
     process.stdout.write(
       `${url} workspace ${loader.workspaceId} stored ${loader.stored} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
     );
   } finally {
+    await copy.end({ timeout: 5 });
     await handle.close();
   }
   const raw = postgres(url.toString(), { max: 1, onnotice: () => {} });

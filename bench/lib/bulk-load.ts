@@ -328,7 +328,7 @@ export async function withIndexesDeferred(
 export async function benchWorkspaceLoader(
   db: Database,
   apiKey: string,
-): Promise<BulkLoader & { workspaceId: string }> {
+): Promise<ReturnType<typeof bulkLoader> & { workspaceId: string }> {
   const apiKeys = await ApiKeyService.create(db);
   const boot = await ensureBootstrapWorkspace(db, apiKeys, {
     bootstrapApiKey: apiKey,

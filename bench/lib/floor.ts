@@ -91,7 +91,7 @@ function vectorTemplate(dimension: number): Template {
     const embedding = Array.from({ length: dimension }, (_, i) => (i + 1) / 1e6);
     known = template((v) => {
       v.literal = toVectorLiteral(embedding);
-      return vectorRecallQuery(builder, filterOf(v), embedding, v.limit).toSQL();
+      return dialect.sqlToQuery(vectorRecallQuery(builder, filterOf(v), embedding, v.limit));
     });
     vectorTemplates.set(dimension, known);
   }

@@ -32,7 +32,7 @@ const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
 describe("the speed bench's floor", () => {
   it('runs the vector recall statement of the server, with the same parameters', () => {
     const embedding = [0.25, -0.5, 0.75];
-    const built = vectorRecallQuery(db, filter, embedding, 50).toSQL();
+    const built = dialect.sqlToQuery(vectorRecallQuery(db, filter, embedding, 50));
     expect(flat(floor.vectorSql(3))).toBe(flat(built.sql));
     expect(floor.vectorParams(owner, '[0.25,-0.5,0.75]', 50)).toEqual(built.params);
   });

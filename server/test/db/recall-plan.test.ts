@@ -6,6 +6,8 @@ import postgres from 'postgres';
 import {
   keywordRecall,
   keywordRecallQuery,
+  recallRows,
+  SCANNED_OWNER_CHUNKS,
   vectorRecall,
   vectorRecallQuery,
   type RecallFilter,
@@ -219,6 +221,70 @@ describeDb('per-owner recall query plans', () => {
           });
         }
     expect(searchRecallStatement(db.db, filter, { limit: 50 })).toBeUndefined();
+  });
+
+  /**
+   * Whether each index, and each table by its alias, was read, from EXPLAIN (ANALYZE, FORMAT
+   * JSON).
+   */
+  async function executedIndexes(query: ReturnType<typeof sql>): Promise<Map<string, boolean>> {
+    const [row] = await executeRows<Record<string, unknown>>(
+      db.db,
+      sql`explain (analyze, format json) ${query}`,
+    );
+    const raw = Object.values(row!)[0];
+    const [top] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
+    const seen = new Map<string, boolean>();
+    const walk = (node: PlanNode) => {
+      for (const name of [node['Index Name'], node.Alias])
+        if (name) seen.set(name, (seen.get(name) ?? false) || node['Actual Loops'] > 0);
+      node.Plans?.forEach(walk);
+    };
+    walk(top.Plan);
+    return seen;
+  }
+  interface PlanNode {
+    'Index Name'?: string;
+    Alias?: string;
+    'Actual Loops': number;
+    Plans?: PlanNode[];
+  }
+
+  it('small owners are read by a scan of their own chunks in both recalls, large ones through the indexes, with the same rows', async () => {
+    const embedding = new LocalEmbeddingProvider().embedOne('coffee and hiking');
+    // owner-7 holds 50 chunks: at or below SCANNED_OWNER_CHUNKS.
+    expect(MEMORIES_PER_OWNER).toBeLessThanOrEqual(SCANNED_OWNER_CHUNKS);
+    const keyword = (scannedOwnerChunks: number) =>
+      keywordRecallQuery(db.db, filter, 'coffee hiking', 50, { scannedOwnerChunks });
+    const vector = (scannedOwnerChunks: number) =>
+      vectorRecallQuery(db.db, filter, embedding, 50, { scannedOwnerChunks });
+    const scannedKeyword = await executedIndexes(keyword(SCANNED_OWNER_CHUNKS));
+    expect(scannedKeyword.get('scanned_chunks')).toBe(true);
+    expect(scannedKeyword.get('memory_chunks_keyword_owner_gin') ?? false).toBe(false);
+    // Taken as a large owner (scanning up to 0 chunks): the planner's read (for 50 chunks it may
+    // still be the owner index), not the scan.
+    const indexedKeyword = await executedIndexes(keyword(0));
+    expect(indexedKeyword.get('scanned_chunks')).toBe(false);
+    expect(await recallRows(db.db, keyword(0))).toEqual(
+      await recallRows(db.db, keyword(SCANNED_OWNER_CHUNKS)),
+    );
+    // Vector recall: the scan reads each memory only in distance order, as far as the limit.
+    const scannedVector = await executedIndexes(vector(SCANNED_OWNER_CHUNKS));
+    expect(scannedVector.get('scanned_chunks')).toBe(true);
+    expect(scannedVector.get('memory_chunks_embedding_256_hnsw') ?? false).toBe(false);
+    expect((await executedIndexes(vector(0))).get('scanned_chunks')).toBe(false);
+    const nearest = await recallRows<{ id: string; distance: number | string }>(
+      db.db,
+      vector(SCANNED_OWNER_CHUNKS),
+    );
+    expect(nearest).toHaveLength(MEMORIES_PER_OWNER);
+    const distances = nearest.map((row) => Number(row.distance));
+    expect(distances).toEqual([...distances].sort((a, b) => a - b));
+    const limited = await recallRows<{ id: string }>(
+      db.db,
+      vectorRecallQuery(db.db, filter, embedding, 5),
+    );
+    expect(limited.map((row) => row.id)).toEqual(nearest.slice(0, 5).map((row) => row.id));
   });
 
   it('the one-statement search recall uses indexes, never a sequential scan of chunks or memories', async () => {

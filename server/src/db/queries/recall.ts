@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull, or, SQL, sql, type Query } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
+import { and, type AnyColumn, eq, inArray, isNull, or, SQL, sql, type Query } from 'drizzle-orm';
+import { alias, PgDialect } from 'drizzle-orm/pg-core';
 import { type Reader, executeRows, runtimeOf } from '../client.js';
 import { memories, memoryChunks, memoryTime, ownerChunkCounts } from '../schema/index.js';
 import { PREFIX_MIN } from '../../text/tokens.js';
@@ -55,12 +55,25 @@ export interface RecalledChunk {
   coverage?: number;
 }
 
+/** The owner's chunks: the columns the (workspace, owner) index serves. */
+function ownerIs(
+  filter: RecallFilter,
+  chunks: Record<'workspaceId' | 'ownerType' | 'ownerId', AnyColumn> = memoryChunks,
+): SQL[] {
+  return [
+    eq(chunks.workspaceId, filter.workspaceId),
+    eq(chunks.ownerType, filter.ownerType),
+    eq(chunks.ownerId, filter.ownerId),
+  ];
+}
+
+/** The owner's chunks as a scan reads them (its own name in plans). */
+const scannedChunks = alias(memoryChunks, 'scanned_chunks');
+
 function recallConditions(filter: RecallFilter): SQL[] {
   return [
     // Chunk-side owner columns first: they are what the (workspace, owner) index serves.
-    eq(memoryChunks.workspaceId, filter.workspaceId),
-    eq(memoryChunks.ownerType, filter.ownerType),
-    eq(memoryChunks.ownerId, filter.ownerId),
+    ...ownerIs(filter),
     // Owner conditions stay on the chunk side only: repeating them on the memory side makes the
     // planner multiply their selectivities, expect one row, and join by scanning the workspace's
     // memories per chunk. Alone, they lead to one primary-key lookup per recalled chunk.
@@ -164,34 +177,80 @@ const recalledColumns = {
   expiresAt: memories.expiresAt,
 };
 
-/** Nearest chunks by cosine, among chunks embedded with the query's dimension only. */
+/**
+ * Owners with at most this many chunks (all of them, in any state) are read by a scan of their
+ * own chunks in both recalls; larger owners through the indexes (HNSW for vectors, the keyword
+ * GIN). The cost of a scan grows with the owner; the indexes' with the whole table: HNSW filters
+ * out other owners' neighbours, and the GIN reads every owner's postings of each prefix-matched
+ * query word before it keeps the owner's. Chosen by the statements' cost on a million-memory
+ * table and on a small one (bench/results/scale-2026-12-07-quiet.md).
+ */
+export const SCANNED_OWNER_CHUNKS = 2_000;
+
+/** How a recall statement learns the owner's size, and up to which size it scans. */
+interface OwnerSizeOptions {
+  /** Default: {@link ownerChunksQuery} as a subquery. */
+  ownerChunks?: SQL;
+  /** Default: {@link SCANNED_OWNER_CHUNKS}. */
+  scannedOwnerChunks?: number;
+}
+
+const scannedUpTo = (chunks = SCANNED_OWNER_CHUNKS): SQL => sql.raw(String(Math.trunc(chunks)));
+
+/** The owner's chunk count as a scalar subquery (see {@link ownerChunksQuery}). */
+const ownerChunksOf = (db: Reader, filter: RecallFilter): SQL =>
+  sql`(${ownerChunksQuery(db, filter)})`;
+
+/**
+ * The memory of each ranked chunk (`ranked.memory_id`), if it passes the filter, as a lateral
+ * subquery: `limit 1` keeps it from being flattened into a join, so memories are read by primary
+ * key one by one, only as far down the ranking as the statement's limit needs.
+ */
+function liveMemoryOfRanked(filter: RecallFilter): SQL {
+  return sql`(select ${memories.memoryType}, ${memories.importance}, ${memories.confidence},
+        ${memories.feedbackScore}, ${memories.pinned}, ${memories.sourceWeight}, ${memories.parentMemoryId}, ${memories.createdAt},
+        ${memories.effectiveAt}, ${memories.expiresAt}
+      from ${memories}
+      where ${and(sql`${memories.id} = ranked.memory_id`, ...memoryFilterConditions(filter))}
+      limit 1)`;
+}
+
+/**
+ * Nearest chunks by cosine, among chunks embedded with the query's dimension only: for an owner
+ * of more than {@link SCANNED_OWNER_CHUNKS} chunks as the planner reads it (HNSW where it pays),
+ * for a smaller one by {@link exactVectorRecallQuery}. Only the branch the owner's size picks
+ * runs (the other's condition is a constant of the execution).
+ *
+ * `ownerChunks`: where the owner's chunk count comes from (default: {@link ownerChunksQuery} as
+ * a subquery); `scannedOwnerChunks`: the size up to which owners are scanned.
+ */
 export function vectorRecallQuery(
   db: Reader,
   filter: RecallFilter,
   embedding: number[],
   limit: number,
-) {
+  { ownerChunks = ownerChunksOf(db, filter), scannedOwnerChunks }: OwnerSizeOptions = {},
+): SQL {
+  const scanned = scannedUpTo(scannedOwnerChunks);
   // Ordered by the output column: one distance per row, and the query vector sent once.
-  return ownerChunkDistances(db, filter, embedding)
-    .orderBy(sql`distance`)
-    .limit(limit);
-}
-
-function ownerChunkDistances(db: Reader, filter: RecallFilter, embedding: number[]) {
-  const distance = cosineDistanceTo(embedding).as('distance');
-  return db
-    .select({ ...recalledColumns, distance })
+  const indexed = db
+    .select({ ...recalledColumns, distance: cosineDistanceTo(embedding).as('distance') })
     .from(memoryChunks)
     .innerJoin(memories, eq(memories.id, memoryChunks.memoryId))
-    .where(and(...recallConditions(filter), embeddingDimensionIs(embedding.length)));
+    .where(and(...recallConditions(filter), embeddingDimensionIs(embedding.length)))
+    .orderBy(sql`distance`)
+    .limit(limit);
+  return sql`(select * from (${indexed}) as indexed where ${ownerChunks} > ${scanned})
+    union all
+    (select * from (${exactVectorRecallQuery(db, filter, embedding, limit)}) as scanned
+      where ${ownerChunks} <= ${scanned})`;
 }
 
 /**
  * {@link vectorRecallQuery} that can only scan: the distances of the owner's chunks are computed
- * in a subquery the planner keeps apart (`offset 0`) and sorted outside it, so no plan can
- * answer it from the HNSW index, whatever the statistics say. For an owner of a few hundred
- * chunks the planner picks this scan for `vectorRecallQuery` too (same rows, same order); a
- * generic plan, which does not know the owner, might not.
+ * and sorted in a subquery the planner keeps apart (`offset 0`), so no plan can answer it from
+ * the HNSW index, and each chunk's memory is read only in distance order, until `limit` pass the
+ * filter (not one lookup per chunk of the owner). Equal distances go by chunk id.
  */
 export function exactVectorRecallQuery(
   db: Reader,
@@ -199,8 +258,15 @@ export function exactVectorRecallQuery(
   embedding: number[],
   limit: number,
 ): SQL {
-  return sql`select * from (${ownerChunkDistances(db, filter, embedding)} offset 0) as owner_chunks
-    order by distance limit ${limit}`;
+  return sql`select ranked.id, ranked.memory_id, ranked.chunk_index, ranked.text, live.*, ranked.distance
+    from (select ${scannedChunks.id}, ${scannedChunks.memoryId}, ${scannedChunks.chunkIndex}, ${scannedChunks.text},
+        ${cosineDistanceTo(embedding, scannedChunks)} as distance
+      from ${memoryChunks} as scanned_chunks
+      where ${and(...ownerIs(filter, scannedChunks), embeddingDimensionIs(embedding.length, scannedChunks))}
+      order by distance, ${scannedChunks.id} offset 0) as ranked
+    cross join lateral ${liveMemoryOfRanked(filter)} as live
+    order by ranked.distance, ranked.id
+    limit ${limit}`;
 }
 
 export async function vectorRecall(
@@ -212,7 +278,7 @@ export async function vectorRecall(
   // Raw rows, mapped here: the query builder's own row mapping costs more than the query waits.
   const rows = await recallRows<MemoryColumns & { id: string; distance: number | string }>(
     db,
-    vectorRecallQuery(db, filter, embedding, limit).getSQL(),
+    vectorRecallQuery(db, filter, embedding, limit),
   );
   return rows.map((row) => recalled(row.id, row, 1 - Number(row.distance)));
 }
@@ -270,36 +336,36 @@ const BM25_B = sql.raw(String(0.75));
  *
  * `ownerChunks`: where the owner's chunk count comes from (default: {@link ownerChunksQuery} as
  * a subquery); the one-trip search reads it once for the IDF and for its own use.
+ * `scannedOwnerChunks`: the size up to which owners are scanned.
  */
 export function keywordRecallQuery(
   db: Reader,
   filter: RecallFilter,
   query: string,
   limit: number,
-  { ownerChunks = sql`(${ownerChunksQuery(db, filter)})` }: { ownerChunks?: SQL } = {},
+  { ownerChunks = ownerChunksOf(db, filter), scannedOwnerChunks }: OwnerSizeOptions = {},
 ) {
-  // A lateral subquery with `limit 1` is never flattened into a join, so each ranked chunk's
-  // memory is read by its primary key, and only as far down the ranking as the limit needs.
-  const live = sql`(select ${memories.memoryType}, ${memories.importance}, ${memories.confidence},
-        ${memories.feedbackScore}, ${memories.pinned}, ${memories.sourceWeight}, ${memories.parentMemoryId}, ${memories.createdAt},
-        ${memories.effectiveAt}, ${memories.expiresAt}
-      from ${memories}
-      where ${and(sql`${memories.id} = ranked.memory_id`, ...memoryFilterConditions(filter))}
-      limit 1)`;
+  const scanned = scannedUpTo(scannedOwnerChunks);
+  const live = liveMemoryOfRanked(filter);
   const chunk = sql`(select ${memoryChunks.chunkIndex}, ${memoryChunks.text} from ${memoryChunks}
       where ${memoryChunks.id} = ranked.id)`;
-  // A chunk's length is its own words', its context left out.
+  // Any query word may match (an OR, not websearch's AND): a question rarely repeats every word
+  // of the memory that answers it.
+  const anyQueryWord = sql`(select string_agg(expansion, ' | ') from lexemes)::tsquery`;
+  // A chunk's length is its own words', its context left out. A large owner's matches come from
+  // the keyword index; a small owner's chunks are read by the owner index and tested one by one
+  // (see SCANNED_OWNER_CHUNKS), in a subquery the planner keeps apart so it cannot use the GIN.
   const matched = sql`select ${memoryChunks.id}, ${memoryChunks.memoryId},
         length(ts_filter(${memoryChunks.tsv}, '{a}'))::float8 as length, ${memoryChunks.tsv}
       from ${memoryChunks}
-      where ${and(
-        eq(memoryChunks.workspaceId, filter.workspaceId),
-        eq(memoryChunks.ownerType, filter.ownerType),
-        eq(memoryChunks.ownerId, filter.ownerId),
-        // Any query word may match (an OR, not websearch's AND): a question rarely repeats
-        // every word of the memory that answers it.
-        sql`${memoryChunks.tsv} @@ (select string_agg(expansion, ' | ') from lexemes)::tsquery`,
-      )}`;
+      where ${and(...ownerIs(filter), sql`${memoryChunks.tsv} @@ ${anyQueryWord}`)}
+        and ${ownerChunks} > ${scanned}
+    union all
+    select owner_chunks.id, owner_chunks.memory_id,
+        length(ts_filter(owner_chunks.tsv, '{a}'))::float8 as length, owner_chunks.tsv
+      from (select ${scannedChunks.id}, ${scannedChunks.memoryId}, ${scannedChunks.tsv} from ${memoryChunks} as scanned_chunks
+        where ${and(...ownerIs(filter, scannedChunks))} offset 0) as owner_chunks
+      where owner_chunks.tsv @@ ${anyQueryWord} and ${ownerChunks} <= ${scanned}`;
   return sql`with lexemes as (
       select i, ${truncatedLexeme('')} as expansion, ${truncatedLexeme('A')} as own_expansion
       from unnest(tsvector_to_array(to_tsvector('english', ${query}::text))) with ordinality as t(lexeme, i)

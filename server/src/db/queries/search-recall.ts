@@ -89,9 +89,9 @@ export type SearchPlan = 'custom' | 'generic';
  * what they found, as one statement: one round trip per search. Each recall is the statement of
  * `vectorRecallQuery` / `keywordRecallQuery` unchanged, as a materialized CTE (planned as it is
  * planned alone: same plan, same rows); the neighbours are `episodeNeighboursQuery` with the
- * recalled memories as seeds. Rows come back tagged by part, each part in its own order; with
- * keyword recall, or on the `generic` plan, a last row holds the owner's chunk count. The
- * `generic` statement reads vector recall with `exactVectorRecallQuery`.
+ * recalled memories as seeds. Rows come back tagged by part, each part in its own order; a last
+ * row holds the owner's chunk count. The `generic` statement reads vector recall with
+ * `exactVectorRecallQuery`.
  */
 export function searchRecallQuery(
   db: Reader,
@@ -104,16 +104,16 @@ export function searchRecallQuery(
   const seedLimit = sql.raw(String(Math.trunc(request.episodes?.seedsPerRecall ?? 0)));
   const parts: SQL[] = [];
   const hitSets: SQL[] = [];
-  // The owner's chunk count, which keyword recall needs anyway: read once and returned too, so the
-  // next search of the owner can choose its plan (see searchPlanFor). A custom vector-only search
-  // does not read it: for a large owner it would be work of its own.
-  const counted = request.query !== undefined || plan === 'generic';
-  if (counted) ctes.push(sql`owner_size as materialized (${ownerChunksQuery(db, filter)})`);
+  // The owner's chunk count, which both recalls read to choose between scanning the owner's
+  // chunks and the indexes (and keyword recall for its IDF): read once and returned too, so the
+  // next search of the owner can choose its plan (see searchPlanFor).
+  ctes.push(sql`owner_size as materialized (${ownerChunksQuery(db, filter)})`);
+  const ownerChunks = sql`(select count from owner_size)`;
   if (request.embedding) {
     const vector =
       plan === 'generic'
         ? exactVectorRecallQuery(db, filter, request.embedding, request.limit)
-        : vectorRecallQuery(db, filter, request.embedding, request.limit).getSQL();
+        : vectorRecallQuery(db, filter, request.embedding, request.limit, { ownerChunks });
     ctes.push(sql`vector_hits as materialized (${vector})`);
     parts.push(sql`select ${sql.raw(String(Part.Vector))} as part, id as chunk_id, ${MEMORY_COLUMNS},
       distance as score, null::float8 as coverage, null::uuid as seed_id, null::bigint as step,
@@ -122,9 +122,7 @@ export function searchRecallQuery(
     hitSets.push(sql`(select memory_id from vector_hits limit ${seedLimit})`);
   }
   if (request.query !== undefined) {
-    const keyword = keywordRecallQuery(db, filter, request.query, request.limit, {
-      ownerChunks: sql`(select count from owner_size)`,
-    });
+    const keyword = keywordRecallQuery(db, filter, request.query, request.limit, { ownerChunks });
     ctes.push(sql`keyword_hits as materialized (${keyword})`);
     parts.push(sql`select ${sql.raw(String(Part.Keyword))} as part, chunk_id, ${MEMORY_COLUMNS},
       rank as score, coverage, null::uuid as seed_id, null::bigint as step,
@@ -141,8 +139,7 @@ export function searchRecallQuery(
       null::float8 as score, null::float8 as coverage, seed_id, step, null::float8 as owner_chunks
       from neighbours`);
   }
-  if (counted)
-    parts.push(sql`select ${sql.raw(String(Part.OwnerSize))} as part, ${NO_CHUNK},
+  parts.push(sql`select ${sql.raw(String(Part.OwnerSize))} as part, ${NO_CHUNK},
       count::float8 as owner_chunks from owner_size`);
   return sql`with ${sql.join(ctes, sql`, `)} ${sql.join(parts, sql` union all `)}`;
 }

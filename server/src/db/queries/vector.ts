@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
 import { memoryChunks, toVectorLiteral } from '../schema/index.js';
 
@@ -25,9 +25,12 @@ export function embeddingType(dimension: number): string {
  * predicate at plan time, which a generic plan of a prepared statement with `= $1` cannot
  * (checked with plan_cache_mode = force_generic_plan: sequential scan).
  */
-export function embeddingDimensionIs(dimension: number): SQL {
+export function embeddingDimensionIs(
+  dimension: number,
+  chunks: { embeddingDimension: AnyColumn } = memoryChunks,
+): SQL {
   assertEmbeddingDimension(dimension);
-  return sql`${memoryChunks.embeddingDimension} = ${sql.raw(String(dimension))}`;
+  return sql`${chunks.embeddingDimension} = ${sql.raw(String(dimension))}`;
 }
 
 /**
@@ -36,9 +39,12 @@ export function embeddingDimensionIs(dimension: number): SQL {
  * rounded to half precision too: the index's operator compares two halfvecs).
  * Combine with {@link embeddingDimensionIs} of the same N, and order by it ascending.
  */
-export function cosineDistanceTo(queryEmbedding: readonly number[]): SQL<number> {
+export function cosineDistanceTo(
+  queryEmbedding: readonly number[],
+  chunks: { embedding: AnyColumn } = memoryChunks,
+): SQL<number> {
   const typmod = sql.raw(embeddingType(queryEmbedding.length));
-  return sql<number>`(${memoryChunks.embedding}::${typmod} <=> ${toVectorLiteral(queryEmbedding)}::${typmod})`.mapWith(
+  return sql<number>`(${chunks.embedding}::${typmod} <=> ${toVectorLiteral(queryEmbedding)}::${typmod})`.mapWith(
     Number,
   );
 }
