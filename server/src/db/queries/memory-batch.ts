@@ -85,11 +85,23 @@ export async function batchLookups(
   return rows.map(lookupsOf);
 }
 
+/** A memory superseded by the batch's memory `by`, the `ord`th of {@link BatchWrite.memories}. */
+export interface BatchSupersession {
+  memoryId: string;
+  by: string;
+  ord: number;
+}
+
 /** The rows of a batch of writes to one space: new memories (children too), their records. */
 export interface BatchWrite {
   space: MemorySpace;
   /** New memories in write order, each with its children; none is a replacement. */
   memories: NewMemoryWrite[];
+  /**
+   * Every supersession the memories decide, in write order: of a memory stored before (updated),
+   * or of an earlier memory of the batch (stored already superseded).
+   */
+  supersessions: BatchSupersession[];
   /** The idempotency records to claim: of new memories and of duplicates alike. */
   claims: WriteClaim[];
   /** Every event, in write order: `created`, `extracted`, and duplicates' `deduped`. */
@@ -104,6 +116,8 @@ const LOCK_SPACE_CONTENTS = new Statement<{ keys: string[] }>(
 
 type BatchInsertParams = SpaceParams & {
   recheck: string[];
+  superseded: string;
+  supersededIds: string[];
   predecessorWindowSeconds: number;
   claims: string;
   memories: string;
@@ -117,20 +131,23 @@ const MEMORY_RECORD = `id uuid, ord int, text text, metadata jsonb, memory_type 
   importance real, chunk_profile text, lifecycle_state text, confidence real, volatility real,
   expires_at timestamptz, effective_at timestamptz, content_hash text, claims jsonb,
   claim_keys text[], pinned boolean, source_weight real, priority_score real,
-  idempotency_key text, parent_memory_id uuid, replaced_by_memory_id uuid`;
+  idempotency_key text, parent_memory_id uuid, replaced_by_memory_id uuid, updated_ord int`;
 
 /**
  * Every row of a batch in one statement: `raced` counts the new memories whose text an identical
- * live memory holds now (committed while the batch waited for its locks), `claimed` the keys it
- * took; the caller rolls back unless both are as planned. Each memory's `created_at` is the
- * transaction's time plus its place in microseconds, so the batch keeps the order per-item
- * writes would give it; each turn's first chunk takes as context the turn it answers (the
- * batch's previous memory, or the owner's latest stored one), as a per-item write would.
+ * live memory holds now (committed while the batch waited for its locks; not one the batch
+ * supersedes), `claimed` the keys it took; the caller rolls back unless both are as planned.
+ * Each memory's `created_at` is the transaction's time plus its place in microseconds, so the
+ * batch keeps the order per-item writes would give it (a supersession's `updated_at` is its
+ * superseder's); each turn's first chunk takes as context the turn it answers (the batch's
+ * previous memory, or the owner's latest stored one, leaving out those the turn supersedes), as a
+ * per-item write would. Stored memories the batch supersedes are updated.
  */
 const INSERT_BATCH = new Statement<BatchInsertParams>(`
 with raced as (
   select 1 from memories m
   where ${IN_SPACE} and m.content_hash = any (:recheck::text[]) and m.lifecycle_state = 'active'
+    and m.id <> all (:supersededIds::uuid[])
 ),
 claimed as (
   insert into idempotency_records (workspace_id, key, request_hash, response)
@@ -143,14 +160,21 @@ memory as (
   insert into memories (${MEMORY_COLUMNS}, idempotency_key, parent_memory_id, replaced_by_memory_id, created_at, updated_at)
   select ${RECORD_VALUES},
     k.idempotency_key, k.parent_memory_id, k.replaced_by_memory_id,
-    now() + k.ord * interval '1 microsecond', now() + k.ord * interval '1 microsecond'
+    now() + k.ord * interval '1 microsecond',
+    now() + coalesce(k.updated_ord, k.ord) * interval '1 microsecond'
   from jsonb_to_recordset(:memories::jsonb) as k (${MEMORY_RECORD})
 ),
+superseded as (
+  update memories s set lifecycle_state = 'replaced', replaced_by_memory_id = x.by,
+    updated_at = now() + x.ord * interval '1 microsecond'
+  from jsonb_to_recordset(:superseded::jsonb) as x (id uuid, by uuid, ord int)
+  where s.id = x.id and s.workspace_id = :workspaceId::uuid
+),
 turns as (
-  select k.id, k.ord, k.text, k.metadata,
+  select k.id, k.ord, k.text, k.metadata, k.supersede,
     coalesce(k.effective_at, now() + k.ord * interval '1 microsecond') as at
   from jsonb_to_recordset(:memories::jsonb) as k (id uuid, ord int, text text, metadata jsonb,
-    effective_at timestamptz, parent_memory_id uuid)
+    effective_at timestamptz, parent_memory_id uuid, supersede uuid[])
   where k.parent_memory_id is null
 ),
 turn_context as (
@@ -159,9 +183,10 @@ turn_context as (
   cross join lateral (
     select * from (
       select earlier.ord, earlier.text, earlier.metadata, earlier.at from turns earlier
-      where earlier.ord < turn.ord
+      where earlier.ord < turn.ord and earlier.id <> all (turn.supersede)
       union all
-      select -1, stored.text, stored.metadata, stored.at from (${latestMemoryOfOwnerSql()}) as stored
+      select -1, stored.text, stored.metadata, stored.at
+      from (${latestMemoryOfOwnerSql('turn.supersede')}) as stored
     ) as candidates
     order by candidates.ord desc limit 1
   ) as previous
@@ -207,6 +232,16 @@ function batchParams(batch: BatchWrite): BatchInsertParams {
   const memories: Array<Record<string, unknown>> = [];
   const chunks: ChunkRecord[] = [];
   const links: Array<{ source: string; target: string }> = [];
+  const supersessions = new Map(batch.supersessions.map((s) => [s.memoryId, s]));
+  const inBatch = new Set<string>();
+  // A memory of the batch that a later one supersedes is stored superseded.
+  const finalState = (id: string) => {
+    inBatch.add(id);
+    const by = supersessions.get(id);
+    return by
+      ? { lifecycle_state: 'replaced', replaced_by_memory_id: by.by, updated_ord: by.ord }
+      : {};
+  };
   batch.memories.forEach((write, ord) => {
     const { memory } = write;
     memories.push({
@@ -215,6 +250,8 @@ function batchParams(batch: BatchWrite): BatchInsertParams {
       ord,
       idempotency_key: write.claim?.key ?? null,
       parent_memory_id: null,
+      supersede: write.supersede,
+      ...finalState(memory.id),
     });
     write.chunks.texts.forEach((text, index) => {
       const vector = write.chunks.vectors[index];
@@ -234,14 +271,21 @@ function batchParams(batch: BatchWrite): BatchInsertParams {
         ord,
         idempotency_key: null,
         parent_memory_id: memory.id,
+        supersede: [],
+        ...finalState(child.memory.id),
       });
       chunks.push(...childChunkRecords(child));
       links.push({ source: memory.id, target: child.memory.id });
     }
   });
+  const storedSupersessions = batch.supersessions.filter((s) => !inBatch.has(s.memoryId));
   return {
     ...spaceParams(batch.space),
     recheck: batch.memories.filter((write) => write.recheck).map((w) => w.memory.contentHash),
+    superseded: JSON.stringify(
+      storedSupersessions.map((s) => ({ id: s.memoryId, by: s.by, ord: s.ord })),
+    ),
+    supersededIds: storedSupersessions.map((s) => s.memoryId),
     // One setting of the server: the same for every memory of the batch.
     predecessorWindowSeconds: batch.memories[0]?.chunks.predecessorWindowSeconds ?? 0,
     claims: JSON.stringify(

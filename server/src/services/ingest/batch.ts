@@ -41,6 +41,8 @@ export interface BatchOutcome {
 /** A memory the batch stores, as the lookups of its later items would have found it. */
 interface Stored {
   id: string;
+  /** False once superseded by a later item, or stored as history: no longer a live memory. */
+  live: boolean;
   contentHash: string;
   text: string;
   /** The first chunk's vector as stored (half precision); undefined without one. */
@@ -58,10 +60,14 @@ const GIVE_WAY: BatchOutcome = { results: [], keepBatching: false };
  * one reservation, and one transaction (the locks, then one statement with every row).
  *
  * Each item is decided against what is stored plus the items before it in the batch (exact,
- * near and semantic duplicates of an earlier item, its claims), as a write of its own would be.
- * The batch ends before an item whose write changes a stored memory (a merge, a supersession,
- * a replacement), a repeated key, a key reused with another payload or an item refused on its
- * own: the caller writes that item alone and batches again from the next. A refused reservation,
+ * near and semantic duplicates of an earlier item, its claims), less what the items before it
+ * superseded, as a write of its own would be. An item that supersedes a memory (stored, or
+ * an earlier item's) or is kept as a newer one's history is written with the batch: the
+ * statement stores an earlier item already superseded, and updates a stored one.
+ * The batch ends before an item whose write merges into a memory, a replacement, a repeated key,
+ * a key reused with another payload, an item refused on its own, or one whose lookup the batch's
+ * supersessions made incomplete (it saw fewer live candidates than a write of its own would):
+ * the caller writes that item alone and batches again from the next. A refused reservation,
  * an embedder failure or a concurrent write that took a key or a text first leaves the whole
  * batch unwritten (`keepBatching` false). Faults propagate; nothing of the batch is written then.
  */
@@ -118,9 +124,18 @@ export async function writeBatch(
   }
 
   try {
-    const batch: BatchWrite = { space, memories: [], claims: [], events: [], audits: [] };
+    const batch: BatchWrite = {
+      space,
+      memories: [],
+      supersessions: [],
+      claims: [],
+      events: [],
+      audits: [],
+    };
     const results: WriteResult[] = [];
     const stored: Stored[] = [];
+    // Memories stored before the batch that an item of it supersedes.
+    const superseded = new Set<string>();
     const keys = new Set<string>();
     const used = {
       writes: 0,
@@ -164,19 +179,25 @@ export async function writeBatch(
         batch.events.push({ kind: 'deduped', workspaceId, memoryId: response.memory_id, rule });
         results.push({ response, audited: true });
       };
+      const current = liveLookups(found, superseded);
+      if (!current) {
+        aloneNext = true;
+        break;
+      }
       const exact =
-        found.duplicateId ?? stored.find((s) => s.contentHash === write.contentHash)?.id;
+        current.duplicateId ??
+        stored.find((s) => s.live && s.contentHash === write.contentHash)?.id;
       if (exact) {
         recordDuplicate(dedupedResponse(exact, safety), 'exact');
         continue;
       }
       const itemVectors = vectors![index]!;
       const first = itemVectors[0];
-      const nearest = first ? nearestWithBatch(found.nearest, stored, first) : [];
+      const nearest = first ? nearestWithBatch(current.nearest, stored, first) : [];
       const holders = [
-        ...found.claimHolders,
+        ...current.claimHolders,
         ...stored
-          .filter((s) => s.claimKeys.some((k) => write.assessment.claimKeys.includes(k)))
+          .filter((s) => s.live && s.claimKeys.some((k) => write.assessment.claimKeys.includes(k)))
           .map((s) => s.holder),
       ].slice(0, CLAIM_HOLDERS);
       const decision = decideWrite(write, nearest, holders, deps.config.dedupe);
@@ -187,7 +208,7 @@ export async function writeBatch(
         );
         continue;
       }
-      if (decision.kind === 'merge' || decision.supersede.length > 0 || decision.historyOf) {
+      if (decision.kind === 'merge') {
         aloneNext = true;
         break;
       }
@@ -200,17 +221,27 @@ export async function writeBatch(
         safety,
         { embedded: true },
       );
+      const ord = batch.memories.length;
+      for (const { memoryId } of decision.supersede) {
+        batch.supersessions.push({ memoryId, by: plan.memoryId, ord });
+        const earlier = stored.find((s) => s.id === memoryId);
+        if (earlier) earlier.live = false;
+        else superseded.add(memoryId);
+      }
       batch.memories.push(plan.memory);
       if (plan.memory.claim) batch.claims.push(plan.memory.claim);
       batch.events.push(...plan.memory.events);
       batch.audits.push(plan.memory.audit);
       results.push({ response: plan.response, audited: true });
       rows += plan.rows;
-      stored.push(storedOf(write, plan.memoryId, itemVectors));
+      // A memory kept as history (its children too) is not live from the start.
+      const live = plan.memory.memory.lifecycleState === 'active';
+      stored.push(storedOf(write, plan.memoryId, itemVectors, live));
       for (const child of plan.children) {
         const vector = child.chunks[0]?.embedding ?? undefined;
         stored.push({
           id: child.memory.id,
+          live,
           contentHash: child.memory.contentHash,
           text: child.memory.text,
           vector: vector ? halfPrecision(vector) : undefined,
@@ -270,6 +301,29 @@ export async function writeBatch(
 
 /** The lookup keeps the oldest 50 memories holding a write's claims. */
 const CLAIM_HOLDERS = 50;
+
+/**
+ * Nearest memories the batch's lookup asks for: more than a write compares against, so that
+ * after taking out those the batch superseded there are usually still as many as it would see.
+ */
+const NEAREST_LOOKED_UP = 2 * DEDUPE_CANDIDATES;
+
+/**
+ * An item's lookup less the stored memories the batch superseded before it: what its own lookup
+ * would find now. Undefined when that cannot be told from what was looked up (the exact
+ * duplicate was superseded, or a list the lookup cut short lost members): the item is then
+ * written alone.
+ */
+function liveLookups(found: WriteLookups, superseded: ReadonlySet<string>): WriteLookups | undefined {
+  const nearest = found.nearest.filter((n) => !superseded.has(n.memoryId));
+  const claimHolders = found.claimHolders.filter((h) => !superseded.has(h.id));
+  if (found.duplicateId && superseded.has(found.duplicateId)) return undefined;
+  if (nearest.length < DEDUPE_CANDIDATES && found.nearest.length >= NEAREST_LOOKED_UP)
+    return undefined;
+  if (claimHolders.length < found.claimHolders.length && found.claimHolders.length >= CLAIM_HOLDERS)
+    return undefined;
+  return { ...found, nearest: nearest.slice(0, DEDUPE_CANDIDATES), claimHolders };
+}
 
 /** An item of an ingest request, with what a batch worked out for it (kept for the next batch). */
 export interface BatchItem {
@@ -366,15 +420,21 @@ function lookup(
       claimKeys: write.assessment.claimKeys,
       embedding: vectors?.[i]?.[0],
     })),
-    DEDUPE_CANDIDATES,
+    NEAREST_LOOKED_UP,
   );
 }
 
-function storedOf(write: PreparedWrite, id: string, vectors: number[][]): Stored {
+function storedOf(
+  write: PreparedWrite,
+  id: string,
+  vectors: number[][],
+  live: boolean,
+): Stored {
   const { assessment } = write;
   const first = vectors[0];
   return {
     id,
+    live,
     contentHash: write.contentHash,
     text: write.request.payload.text,
     vector: first ? halfPrecision(first) : undefined,
@@ -393,7 +453,7 @@ function storedOf(write: PreparedWrite, id: string, vectors: number[][]): Stored
 
 /**
  * The nearest memories of a write: the stored ones the lookup found, and the batch's earlier
- * memories, compared as the database compares them (half-precision vectors, cosine).
+ * live memories, compared as the database compares them (half-precision vectors, cosine).
  */
 function nearestWithBatch(
   fromDatabase: NearestMemory[],
@@ -403,7 +463,7 @@ function nearestWithBatch(
   if (stored.length === 0) return fromDatabase;
   const query = halfPrecision(embedding);
   const fromBatch = stored
-    .filter((s) => s.vector !== undefined)
+    .filter((s) => s.live && s.vector !== undefined)
     .map((s) => ({
       memoryId: s.id,
       text: s.text,
