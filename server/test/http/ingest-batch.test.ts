@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { ConversationIngestPayload } from '@mnemo/contract';
 import { conversationItems } from '../../src/services/ingest/conversation.js';
 import { toHalf } from '../../src/db/queries/vector.js';
@@ -8,6 +8,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/app.js'
 import { describeDb } from '../support/db.js';
 
 type Row = Record<string, unknown>;
+type BatchCheck = { before: () => void; after: () => void };
 
 describeDb('batched ingest', () => {
   let t: TestApp;
@@ -138,36 +139,68 @@ describeDb('batched ingest', () => {
         { role: 'user', content: 'My favourite colour is blue.' },
         // Supersedes the turn before it, which is then not the turn it answers.
         { role: 'user', content: 'My favourite colour is green.' },
-        // The superseded stored text again: no duplicate of it, it supersedes the Milan turn.
-        { role: 'user', content: 'I live in Rome.' },
+        // Supersedes a turn that superseded a stored memory.
+        { role: 'user', content: 'I live in Berlin.' },
         // Older than the green turn: kept as its history.
-        { role: 'user', content: 'My favourite colour is yellow.', timestamp: '2021-03-01T10:00:00Z' },
+        {
+          role: 'user',
+          content: 'My favourite colour is yellow.',
+          timestamp: '2021-03-01T10:00:00Z',
+        },
         { role: 'user', content: 'My car is red.' },
         { role: 'user', content: 'My car is blue.' },
-        { role: 'user', content: 'My favourite colour is green.' },
+        // The text of a turn superseded: no duplicate of it; it supersedes the green turn.
+        { role: 'user', content: 'My favourite colour is blue.' },
+        // Repeats a live turn.
+        { role: 'user', content: 'My car is blue.' },
       ],
     };
-    const embed = vi.spyOn(t.deps.embeddings, 'embed');
-    const { batched } = await bothWays('batch-supersede', before, payload, () => {
-      // No item left the batch to be written alone (that write would embed its text again).
-      expect(embed).toHaveBeenCalledTimes(1);
-      embed.mockRestore();
-    });
+    const { batched } = await bothWays('batch-supersede', before, payload, embeddedOnce());
     for (const kind of ['replaced:conflict', 'replaced:conflict_older'])
       expect(batched.kinds, kind).toContain(kind);
-    // The last turn repeats the live green turn.
-    expect(batched.statuses).toEqual([...Array<string>(7).fill('stored'), 'deduped']);
-    const live = (batched.state.memories as Row[]).filter(
-      (m) => m.lifecycle_state === 'active',
-    );
+    expect(batched.statuses).toEqual([...Array<string>(8).fill('stored'), 'deduped']);
+    const live = (batched.state.memories as Row[]).filter((m) => m.lifecycle_state === 'active');
     expect(live.map((m) => m.text).sort()).toEqual(
       [
         'user: I have a golden retriever.',
+        'user: I live in Berlin.',
         'user: My car is blue.',
-        'user: I live in Rome.',
-        'user: My favourite colour is green.',
+        'user: My favourite colour is blue.',
       ].sort(),
     );
+  });
+
+  it('merges inside the batch, into stored memories and earlier turns, as one-by-one writes do', async () => {
+    const before = ['I have a golden retriever.', 'I live in Rome.'];
+    const payload: ConversationIngestPayload = {
+      user_id: 'merge-owner',
+      group_by: 'message',
+      extract: false,
+      idempotency_key: 'batch-merge-key-01',
+      messages: [
+        // Refines a stored memory.
+        'I have a golden retriever named Max who loves swimming in the lake.',
+        'I keep a small garden.',
+        // Refines the turn before it.
+        'I keep a small garden with tomatoes, roses and a lemon tree behind my house.',
+        // Answers the garden turn, as the merge left it.
+        'My car is red.',
+        // Refines the stored memory again.
+        'I have a golden retriever named Max who loves swimming in the lake and chasing ducks in the park.',
+        'I live in Milan.',
+      ].map((content) => ({ role: 'user' as const, content })),
+    };
+    const { batched } = await bothWays('batch-merge', before, payload, embeddedOnce());
+    const merged = (batched.state.events as Row[]).filter((event) => event.kind === 'merged');
+    expect(merged.map((event) => event.memory)).toEqual([
+      'user: I have a golden retriever named Max who loves swimming in the lake and chasing ducks in the park.#false',
+      'user: I keep a small garden with tomatoes, roses and a lemon tree behind my house.#false',
+      'user: I have a golden retriever named Max who loves swimming in the lake and chasing ducks in the park.#false',
+    ]);
+    const car = (batched.state.chunks as Row[]).find(
+      (chunk) => chunk.text === 'user: My car is red.',
+    );
+    expect(car?.context_text).toContain('lemon tree');
   });
 
   it('stores each text once when two batches with the same texts race', async () => {
@@ -199,15 +232,33 @@ describeDb('batched ingest', () => {
   });
 
   /**
+   * Checks that the conversation is embedded in one call: no item left the batch to be written
+   * alone (that write would embed its text again).
+   */
+  function embeddedOnce(): BatchCheck {
+    let embed: MockInstance | undefined;
+    return {
+      before: () => {
+        embed = vi.spyOn(t.deps.embeddings, 'embed');
+      },
+      after: () => {
+        const calls = embed?.mock.calls.length;
+        embed?.mockRestore();
+        expect(calls).toBe(1);
+      },
+    };
+  }
+
+  /**
    * Writes `before` one by one into two new workspaces, then `payload` into one as one
    * conversation and into the other item by item through `POST /v1/memories`; checks that the
-   * answers and what is stored are the same. `afterBatch` runs once the conversation is written.
+   * answers and what is stored are the same. `check` runs around the conversation's request.
    */
   async function bothWays(
     name: string,
     before: string[],
     payload: ConversationIngestPayload,
-    afterBatch: () => void = () => undefined,
+    check: BatchCheck = { before: () => undefined, after: () => undefined },
   ) {
     const batchedTenant = await t.addTenant(`${name}-a`);
     const singleTenant = await t.addTenant(`${name}-b`);
@@ -221,9 +272,10 @@ describeDb('batched ingest', () => {
         expect(res.status).toBe(200);
       }
     }
+    check.before();
     const res = await post('/v1/ingest', { type: 'conversation', ...payload }, batchedTenant);
+    check.after();
     expect(res.status).toBe(200);
-    afterBatch();
     const statuses = res.body.turns.map((turn: { status: string }) => turn.status);
     const single: string[] = [];
     for (const item of conversationItems(payload).items) {
