@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { ConversationIngestPayload } from '@mnemo/contract';
 import { conversationItems } from '../../src/services/ingest/conversation.js';
 import { toHalf } from '../../src/db/queries/vector.js';
@@ -8,6 +8,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/app.js'
 import { describeDb } from '../support/db.js';
 
 type Row = Record<string, unknown>;
+type BatchCheck = { before: () => void; after: () => void };
 
 describeDb('batched ingest', () => {
   let t: TestApp;
@@ -84,8 +85,6 @@ describeDb('batched ingest', () => {
   });
 
   it('stores what writing the items one by one stores, with the same answers', async () => {
-    const batched = await t.addTenant('batch-equal-a');
-    const single = await t.addTenant('batch-equal-b');
     const owner = 'equal-owner';
     // Already stored before the batch, in both workspaces.
     const before = ['I live in Rome.', 'I have a golden retriever.'];
@@ -113,32 +112,8 @@ describeDb('batched ingest', () => {
         'Behind the house, in the shed, I keep my bike.',
       ].map((content) => ({ role: 'user' as const, content })),
     };
-    const statuses: Record<string, string[]> = {};
-    const ids: Record<string, string[]> = {};
-    for (const tenant of [batched, single]) {
-      for (const text of before) {
-        const res = await post('/v1/memories', { user_id: owner, text: `user: ${text}` }, tenant);
-        expect(res.status).toBe(200);
-      }
-    }
-    const res = await post('/v1/ingest', { type: 'conversation', ...payload }, batched);
-    expect(res.status).toBe(200);
-    statuses.batched = res.body.turns.map((turn: { status: string }) => turn.status);
-    ids.batched = res.body.turns.map((turn: { memory_id: string }) => turn.memory_id);
-    statuses.single = [];
-    ids.single = [];
-    for (const item of conversationItems(payload).items) {
-      const one = await post('/v1/memories', item.payload, single);
-      expect(one.status).toBe(200);
-      statuses.single.push(one.body.deduped ? 'deduped' : 'stored');
-      ids.single.push(one.body.memory_id);
-    }
-    expect(statuses.batched).toEqual(statuses.single);
-
-    const [a, b] = await Promise.all([state(batched), state(single)]);
-    expect(a).toEqual(b);
+    const { batched } = await bothWays('batch-equal', before, payload);
     // The scenario reaches every lifecycle rule the batch must keep.
-    const kinds = new Set((a.events as Row[]).map((event) => `${event.kind}:${event.rule}`));
     for (const kind of [
       'created:write',
       'deduped:exact',
@@ -147,8 +122,85 @@ describeDb('batched ingest', () => {
       'merged:evolution',
       'extracted:extractor:local',
     ])
-      expect(kinds, kind).toContain(kind);
-    expect(statuses.batched).toContain('deduped');
+      expect(batched.kinds, kind).toContain(kind);
+    expect(batched.statuses).toContain('deduped');
+  });
+
+  it('supersedes inside the batch, stored memories and earlier turns, as one-by-one writes do', async () => {
+    const before = ['I live in Rome.', 'I have a golden retriever.'];
+    const payload: ConversationIngestPayload = {
+      user_id: 'supersede-owner',
+      group_by: 'message',
+      extract: false,
+      idempotency_key: 'batch-supersede-key-01',
+      messages: [
+        // Supersedes a stored memory.
+        { role: 'user', content: 'I live in Milan.' },
+        { role: 'user', content: 'My favourite colour is blue.' },
+        // Supersedes the turn before it, which is then not the turn it answers.
+        { role: 'user', content: 'My favourite colour is green.' },
+        // Supersedes a turn that superseded a stored memory.
+        { role: 'user', content: 'I live in Berlin.' },
+        // Older than the green turn: kept as its history.
+        {
+          role: 'user',
+          content: 'My favourite colour is yellow.',
+          timestamp: '2021-03-01T10:00:00Z',
+        },
+        { role: 'user', content: 'My car is red.' },
+        { role: 'user', content: 'My car is blue.' },
+        // The text of a turn superseded: no duplicate of it; it supersedes the green turn.
+        { role: 'user', content: 'My favourite colour is blue.' },
+        // Repeats a live turn.
+        { role: 'user', content: 'My car is blue.' },
+      ],
+    };
+    const { batched } = await bothWays('batch-supersede', before, payload, embeddedOnce());
+    for (const kind of ['replaced:conflict', 'replaced:conflict_older'])
+      expect(batched.kinds, kind).toContain(kind);
+    expect(batched.statuses).toEqual([...Array<string>(8).fill('stored'), 'deduped']);
+    const live = (batched.state.memories as Row[]).filter((m) => m.lifecycle_state === 'active');
+    expect(live.map((m) => m.text).sort()).toEqual(
+      [
+        'user: I have a golden retriever.',
+        'user: I live in Berlin.',
+        'user: My car is blue.',
+        'user: My favourite colour is blue.',
+      ].sort(),
+    );
+  });
+
+  it('merges inside the batch, into stored memories and earlier turns, as one-by-one writes do', async () => {
+    const before = ['I have a golden retriever.', 'I live in Rome.'];
+    const payload: ConversationIngestPayload = {
+      user_id: 'merge-owner',
+      group_by: 'message',
+      extract: false,
+      idempotency_key: 'batch-merge-key-01',
+      messages: [
+        // Refines a stored memory.
+        'I have a golden retriever named Max who loves swimming in the lake.',
+        'I keep a small garden.',
+        // Refines the turn before it.
+        'I keep a small garden with tomatoes, roses and a lemon tree behind my house.',
+        // Answers the garden turn, as the merge left it.
+        'My car is red.',
+        // Refines the stored memory again.
+        'I have a golden retriever named Max who loves swimming in the lake and chasing ducks in the park.',
+        'I live in Milan.',
+      ].map((content) => ({ role: 'user' as const, content })),
+    };
+    const { batched } = await bothWays('batch-merge', before, payload, embeddedOnce());
+    const merged = (batched.state.events as Row[]).filter((event) => event.kind === 'merged');
+    expect(merged.map((event) => event.memory)).toEqual([
+      'user: I have a golden retriever named Max who loves swimming in the lake and chasing ducks in the park.#false',
+      'user: I keep a small garden with tomatoes, roses and a lemon tree behind my house.#false',
+      'user: I have a golden retriever named Max who loves swimming in the lake and chasing ducks in the park.#false',
+    ]);
+    const car = (batched.state.chunks as Row[]).find(
+      (chunk) => chunk.text === 'user: My car is red.',
+    );
+    expect(car?.context_text).toContain('lemon tree');
   });
 
   it('stores each text once when two batches with the same texts race', async () => {
@@ -179,6 +231,65 @@ describeDb('batched ingest', () => {
     expect(row!.n).toBe(10);
   });
 
+  /**
+   * Checks that the conversation is embedded in one call: no item left the batch to be written
+   * alone (that write would embed its text again).
+   */
+  function embeddedOnce(): BatchCheck {
+    let embed: MockInstance | undefined;
+    return {
+      before: () => {
+        embed = vi.spyOn(t.deps.embeddings, 'embed');
+      },
+      after: () => {
+        const calls = embed?.mock.calls.length;
+        embed?.mockRestore();
+        expect(calls).toBe(1);
+      },
+    };
+  }
+
+  /**
+   * Writes `before` one by one into two new workspaces, then `payload` into one as one
+   * conversation and into the other item by item through `POST /v1/memories`; checks that the
+   * answers and what is stored are the same. `check` runs around the conversation's request.
+   */
+  async function bothWays(
+    name: string,
+    before: string[],
+    payload: ConversationIngestPayload,
+    check: BatchCheck = { before: () => undefined, after: () => undefined },
+  ) {
+    const batchedTenant = await t.addTenant(`${name}-a`);
+    const singleTenant = await t.addTenant(`${name}-b`);
+    for (const tenant of [batchedTenant, singleTenant]) {
+      for (const text of before) {
+        const res = await post(
+          '/v1/memories',
+          { user_id: payload.user_id, text: `user: ${text}` },
+          tenant,
+        );
+        expect(res.status).toBe(200);
+      }
+    }
+    check.before();
+    const res = await post('/v1/ingest', { type: 'conversation', ...payload }, batchedTenant);
+    check.after();
+    expect(res.status).toBe(200);
+    const statuses = res.body.turns.map((turn: { status: string }) => turn.status);
+    const single: string[] = [];
+    for (const item of conversationItems(payload).items) {
+      const one = await post('/v1/memories', item.payload, singleTenant);
+      expect(one.status).toBe(200);
+      single.push(one.body.deduped ? 'deduped' : 'stored');
+    }
+    expect(statuses).toEqual(single);
+    const [a, b] = await Promise.all([state(batchedTenant), state(singleTenant)]);
+    expect(a).toEqual(b);
+    const kinds = new Set((a.events as Row[]).map((event) => `${event.kind}:${event.rule}`));
+    return { batched: { statuses: statuses as string[], state: a, kinds } };
+  }
+
   /** The workspace's memories, chunks, events and keys, ids replaced by labels from the text. */
   async function state(tenant: TestTenant): Promise<Row> {
     const ws = tenant.workspaceId;
@@ -187,9 +298,15 @@ describeDb('batched ingest', () => {
       pinned, source_weight, priority_score, effective_at, (expires_at is null) as no_expiry,
       idempotency_key, parent_memory_id, replaced_by_memory_id
       from memories where workspace_id = ${ws} order by created_at, text`);
+    // A text stored twice (superseded, then stated again) gets a label per occurrence.
     const label = new Map<string, string>();
-    for (const m of memories)
-      label.set(String(m.id), `${String(m.text)}#${String(m.parent_memory_id !== null)}`);
+    const seen = new Map<string, number>();
+    for (const m of memories) {
+      const base = `${String(m.text)}#${String(m.parent_memory_id !== null)}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      label.set(String(m.id), n === 0 ? base : `${base}#${n}`);
+    }
     const named = (id: unknown) =>
       id === null || id === undefined ? null : (label.get(String(id)) ?? 'unknown');
     const chunks = await rows(sql`select memory_id, chunk_index, text, context_text,

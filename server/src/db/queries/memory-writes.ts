@@ -452,11 +452,11 @@ const CONVERSATION_METADATA_KEYS = [
 const CONVERSATION_KEYS = CONVERSATION_METADATA_KEYS.map((key) => `'${key}'`).join(', ');
 
 /**
- * The owner's latest top-level memory stored before this statement (`text`, `metadata`, `at`: its
- * effective time, else its creation), leaving out the memories this write supersedes.
+ * The owner's latest top-level memory stored before this statement (`id`, `text`, `metadata`,
+ * `at`: its effective time, else its creation), leaving out the memories this write supersedes.
  */
 export function latestMemoryOfOwnerSql(supersede = 'array[]::uuid[]'): string {
-  return `select p.text, p.metadata, coalesce(p.effective_at, p.created_at) as at from memories p
+  return `select p.id, p.text, p.metadata, coalesce(p.effective_at, p.created_at) as at from memories p
     where p.workspace_id = :workspaceId::uuid and p.owner_type = :ownerType::text
       and p.owner_id = :ownerId::text and p.parent_memory_id is null
       and p.id <> all (${supersede})

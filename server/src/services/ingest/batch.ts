@@ -10,6 +10,8 @@ import type { NearestMemory, WriteLookups } from '../../db/queries/memory-writes
 import { ServiceError } from '../../errors.js';
 import { fencedCommit } from '../deadline-fence.js';
 import { storedBytes, writeAiWork } from '../memory-write/budget.js';
+import { mergedResponse } from '../memory-write/evolve.js';
+import { assessedColumns } from '../memory-write/rows.js';
 import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse } from '../memory-write/dedupe.js';
 import { embed } from '../memory-write/embed.js';
 import { cosineSimilarity, toHalf } from '../../db/queries/vector.js';
@@ -41,6 +43,15 @@ export interface BatchOutcome {
 /** A memory the batch stores, as the lookups of its later items would have found it. */
 interface Stored {
   id: string;
+  /** False once superseded by a later item, or stored as history: no longer a live memory. */
+  live: boolean;
+  /** A child of one of the batch's memories (its rows are written with its parent's). */
+  child: boolean;
+  /**
+   * A memory stored before the batch that an item merged into: its place among the stored
+   * memories holding a claim (their order) is not known here.
+   */
+  storedBefore: boolean;
   contentHash: string;
   text: string;
   /** The first chunk's vector as stored (half precision); undefined without one. */
@@ -58,10 +69,16 @@ const GIVE_WAY: BatchOutcome = { results: [], keepBatching: false };
  * one reservation, and one transaction (the locks, then one statement with every row).
  *
  * Each item is decided against what is stored plus the items before it in the batch (exact,
- * near and semantic duplicates of an earlier item, its claims), as a write of its own would be.
- * The batch ends before an item whose write changes a stored memory (a merge, a supersession,
- * a replacement), a repeated key, a key reused with another payload or an item refused on its
- * own: the caller writes that item alone and batches again from the next. A refused reservation,
+ * near and semantic duplicates of an earlier item, its claims), less what the items before it
+ * superseded or rewrote, as a write of its own would be. An item that supersedes a memory
+ * (stored, or an earlier item's), is kept as a newer one's history or merges into a memory is
+ * written with the batch: the statement stores an earlier item as the later ones left it, and
+ * updates a stored memory.
+ * The batch ends before a replacement, a repeated key, a key reused with another payload, an item
+ * refused on its own, or one whose decision the batch cannot make as a write of its own would
+ * (its lookup lost candidates to the batch's changes; a memory merged into was stored before and
+ * holds its claims, or is to be superseded; the memory to merge into is a child): the caller
+ * writes that item alone and batches again from the next. A refused reservation,
  * an embedder failure or a concurrent write that took a key or a text first leaves the whole
  * batch unwritten (`keepBatching` false). Faults propagate; nothing of the batch is written then.
  */
@@ -118,9 +135,20 @@ export async function writeBatch(
   }
 
   try {
-    const batch: BatchWrite = { space, memories: [], claims: [], events: [], audits: [] };
+    const batch: BatchWrite = {
+      space,
+      memories: [],
+      supersessions: [],
+      merges: [],
+      claims: [],
+      events: [],
+      audits: [],
+    };
     const results: WriteResult[] = [];
     const stored: Stored[] = [];
+    // Memories stored before the batch that an item of it supersedes or merges into: the lookup
+    // saw them as they were.
+    const changed = new Set<string>();
     const keys = new Set<string>();
     const used = {
       writes: 0,
@@ -164,21 +192,32 @@ export async function writeBatch(
         batch.events.push({ kind: 'deduped', workspaceId, memoryId: response.memory_id, rule });
         results.push({ response, audited: true });
       };
+      const current = liveLookups(found, changed);
+      if (!current) {
+        aloneNext = true;
+        break;
+      }
       const exact =
-        found.duplicateId ?? stored.find((s) => s.contentHash === write.contentHash)?.id;
+        current.duplicateId ??
+        stored.find((s) => s.live && s.contentHash === write.contentHash)?.id;
       if (exact) {
         recordDuplicate(dedupedResponse(exact, safety), 'exact');
         continue;
       }
       const itemVectors = vectors![index]!;
       const first = itemVectors[0];
-      const nearest = first ? nearestWithBatch(found.nearest, stored, first) : [];
-      const holders = [
-        ...found.claimHolders,
-        ...stored
-          .filter((s) => s.claimKeys.some((k) => write.assessment.claimKeys.includes(k)))
-          .map((s) => s.holder),
-      ].slice(0, CLAIM_HOLDERS);
+      const nearest = first ? nearestWithBatch(current.nearest, stored, first) : [];
+      const held = stored.filter(
+        (s) => s.live && s.claimKeys.some((k) => write.assessment.claimKeys.includes(k)),
+      );
+      if (held.some((s) => s.storedBefore)) {
+        aloneNext = true;
+        break;
+      }
+      const holders = [...current.claimHolders, ...held.map((s) => s.holder)].slice(
+        0,
+        CLAIM_HOLDERS,
+      );
       const decision = decideWrite(write, nearest, holders, deps.config.dedupe);
       if (decision.kind === 'dedupe') {
         recordDuplicate(
@@ -187,7 +226,66 @@ export async function writeBatch(
         );
         continue;
       }
-      if (decision.kind === 'merge' || decision.supersede.length > 0 || decision.historyOf) {
+      if (decision.kind === 'merge') {
+        const target = stored.find((s) => s.id === decision.memoryId);
+        if (target?.child) {
+          aloneNext = true;
+          break;
+        }
+        const { payload, workspaceId } = write.request;
+        const response = mergedResponse(write, decision, safety);
+        batch.merges.push({
+          memoryId: decision.memoryId,
+          ord: batch.memories.length,
+          text: payload.text,
+          contentHash: write.contentHash,
+          assessed: assessedColumns(write.assessment),
+          // Metadata left out of the write keeps what the memory had.
+          metadata: payload.metadata ? write.metadata : undefined,
+          chunks: {
+            texts: write.chunks,
+            vectors: itemVectors,
+            provider: deps.embeddings.provider,
+            dimension: deps.embeddings.dimension,
+            version: deps.embeddings.version,
+          },
+        });
+        const claim = claimOf(write, response);
+        if (claim) batch.claims.push(claim);
+        batch.events.push({
+          kind: 'merged',
+          workspaceId,
+          memoryId: decision.memoryId,
+          rule: 'evolution',
+          details: { previous_text: decision.previousText },
+        });
+        batch.audits.push(auditOf(write.request));
+        results.push({ response, audited: true });
+        rows += write.chunks.length;
+        used.writes += 1;
+        used.storageBytes += Math.max(
+          0,
+          storedBytes(payload.text, payload.metadata) - storedBytes(decision.previousText),
+        );
+        used.embedded.push(...write.chunks);
+        const now = storedOf(write, decision.memoryId, itemVectors, true);
+        if (target) {
+          const { effectiveAt, createdAt } = target.holder;
+          Object.assign(target, {
+            ...now,
+            storedBefore: target.storedBefore,
+            holder: { ...now.holder, effectiveAt, createdAt },
+          });
+        } else {
+          changed.add(decision.memoryId);
+          stored.push({ ...now, storedBefore: true });
+        }
+        continue;
+      }
+      // A stored memory merged into and superseded by the batch would be updated twice by its
+      // statement.
+      const mergedBefore = (id: string) => stored.some((s) => s.id === id && s.storedBefore);
+      if (decision.supersede.some((s) => mergedBefore(s.memoryId))) {
         aloneNext = true;
         break;
       }
@@ -200,17 +298,29 @@ export async function writeBatch(
         safety,
         { embedded: true },
       );
+      const ord = batch.memories.length;
+      for (const { memoryId } of decision.supersede) {
+        batch.supersessions.push({ memoryId, by: plan.memoryId, ord });
+        const earlier = stored.find((s) => s.id === memoryId);
+        if (earlier) earlier.live = false;
+        else changed.add(memoryId);
+      }
       batch.memories.push(plan.memory);
       if (plan.memory.claim) batch.claims.push(plan.memory.claim);
       batch.events.push(...plan.memory.events);
       batch.audits.push(plan.memory.audit);
       results.push({ response: plan.response, audited: true });
       rows += plan.rows;
-      stored.push(storedOf(write, plan.memoryId, itemVectors));
+      // A memory kept as history (its children too) is not live from the start.
+      const live = plan.memory.memory.lifecycleState === 'active';
+      stored.push(storedOf(write, plan.memoryId, itemVectors, live));
       for (const child of plan.children) {
         const vector = child.chunks[0]?.embedding ?? undefined;
         stored.push({
           id: child.memory.id,
+          live,
+          child: true,
+          storedBefore: false,
           contentHash: child.memory.contentHash,
           text: child.memory.text,
           vector: vector ? halfPrecision(vector) : undefined,
@@ -270,6 +380,29 @@ export async function writeBatch(
 
 /** The lookup keeps the oldest 50 memories holding a write's claims. */
 const CLAIM_HOLDERS = 50;
+
+/**
+ * Nearest memories the batch's lookup asks for: more than a write compares against, so that
+ * after taking out those the batch superseded there are usually still as many as it would see.
+ */
+const NEAREST_LOOKED_UP = 2 * DEDUPE_CANDIDATES;
+
+/**
+ * An item's lookup less the stored memories the batch superseded or merged into before it (the
+ * batch's own list holds the merged ones as they are now): what its own lookup would find of the
+ * rest. Undefined when that cannot be told from what was looked up (the exact duplicate changed,
+ * or a list the lookup cut short lost members): the item is then written alone.
+ */
+function liveLookups(found: WriteLookups, changed: ReadonlySet<string>): WriteLookups | undefined {
+  const nearest = found.nearest.filter((n) => !changed.has(n.memoryId));
+  const claimHolders = found.claimHolders.filter((h) => !changed.has(h.id));
+  if (found.duplicateId && changed.has(found.duplicateId)) return undefined;
+  if (nearest.length < DEDUPE_CANDIDATES && found.nearest.length >= NEAREST_LOOKED_UP)
+    return undefined;
+  if (claimHolders.length < found.claimHolders.length && found.claimHolders.length >= CLAIM_HOLDERS)
+    return undefined;
+  return { ...found, nearest: nearest.slice(0, DEDUPE_CANDIDATES), claimHolders };
+}
 
 /** An item of an ingest request, with what a batch worked out for it (kept for the next batch). */
 export interface BatchItem {
@@ -366,15 +499,18 @@ function lookup(
       claimKeys: write.assessment.claimKeys,
       embedding: vectors?.[i]?.[0],
     })),
-    DEDUPE_CANDIDATES,
+    NEAREST_LOOKED_UP,
   );
 }
 
-function storedOf(write: PreparedWrite, id: string, vectors: number[][]): Stored {
+function storedOf(write: PreparedWrite, id: string, vectors: number[][], live: boolean): Stored {
   const { assessment } = write;
   const first = vectors[0];
   return {
     id,
+    live,
+    child: false,
+    storedBefore: false,
     contentHash: write.contentHash,
     text: write.request.payload.text,
     vector: first ? halfPrecision(first) : undefined,
@@ -393,7 +529,7 @@ function storedOf(write: PreparedWrite, id: string, vectors: number[][]): Stored
 
 /**
  * The nearest memories of a write: the stored ones the lookup found, and the batch's earlier
- * memories, compared as the database compares them (half-precision vectors, cosine).
+ * live memories, compared as the database compares them (half-precision vectors, cosine).
  */
 function nearestWithBatch(
   fromDatabase: NearestMemory[],
@@ -403,7 +539,7 @@ function nearestWithBatch(
   if (stored.length === 0) return fromDatabase;
   const query = halfPrecision(embedding);
   const fromBatch = stored
-    .filter((s) => s.vector !== undefined)
+    .filter((s) => s.live && s.vector !== undefined)
     .map((s) => ({
       memoryId: s.id,
       text: s.text,

@@ -128,7 +128,7 @@ function batchEnd(pending: readonly BatchItem[], start: number, window: number):
  * Writes items in order, with the answers writing them one after another through the write
  * pipeline would give; each item is atomic on its own. Runs of items go through
  * {@link writeBatch} (one embedder call, one lookup, one transaction per run); an item the batch
- * leaves (one that changes a stored memory, or is refused) is written alone, and batching resumes
+ * leaves (one it cannot decide from its lookup, or one refused) is written alone, and batching resumes
  * after it. When a write is refused (a {@link ServiceError}: a cap, a conflicting key) and an
  * earlier item was written, the answer reports it `failed` and the later items `skipped`:
  * re-sending the request with the same idempotency key replays the done items and writes the
