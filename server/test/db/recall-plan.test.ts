@@ -84,15 +84,19 @@ describeDb('per-owner recall query plans', () => {
     // that scans the workspace would read all of them.
     // Two statements with an analyze between: each chunk's foreign-key check is planned from
     // the statistics of `memories`, and without them it may scan the table once per chunk.
-    await db.db.execute(sql`
-      insert into memories (workspace_id, owner_id, owner_type, text, content_hash)
-      select ${workspace.id}::uuid, 'filler-' || (g % 500), 'user', 'filler memory ' || g, md5(g::text)
-      from generate_series(1, ${FILLER_MEMORIES}) g`);
-    await db.db.execute(sql`analyze memories`);
-    await db.db.execute(sql`
-      insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text)
-      select id, workspace_id, owner_id, owner_type, 0, text from memories
-      where workspace_id = ${workspace.id}::uuid and owner_id like 'filler-%'`);
+    // Bulk setup, not the subject: no statement timeout (a loaded machine may need longer).
+    await db.db.transaction(async (tx) => {
+      await tx.execute(sql`set local statement_timeout = 0`);
+      await tx.execute(sql`
+        insert into memories (workspace_id, owner_id, owner_type, text, content_hash)
+        select ${workspace.id}::uuid, 'filler-' || (g % 500), 'user', 'filler memory ' || g, md5(g::text)
+        from generate_series(1, ${FILLER_MEMORIES}) g`);
+      await tx.execute(sql`analyze memories`);
+      await tx.execute(sql`
+        insert into memory_chunks (memory_id, workspace_id, owner_id, owner_type, chunk_index, text)
+        select id, workspace_id, owner_id, owner_type, 0, text from memories
+        where workspace_id = ${workspace.id}::uuid and owner_id like 'filler-%'`);
+    });
     await db.db.execute(sql`analyze`);
     filter = { workspaceId: workspace.id, ownerId: 'owner-7', ownerType: 'user' };
   }, 120_000);
