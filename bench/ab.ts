@@ -14,7 +14,9 @@
  * `BENCH_AB_COUNT` (search and context requests per server and row, 600), `BENCH_AB_WRITES`
  * (writes per server and row, 800), `BENCH_AB_BLOCK` (50; writes at concurrency 50: 200),
  * `BENCH_AB_PHASES` (`search,writes`; `ingest` adds batch writes), `BENCH_AB_INGEST_MEMORIES`
- * (memories per server and ingest row, 2000), `BENCH_SEED`, `BENCH_DATABASE_URL`. `BENCH_AB_SEPARATE=1`:
+ * (memories per server and ingest row, 2000), `BENCH_SEED`, `BENCH_DATABASE_URL`. `BENCH_AB_DATA=long`:
+ * session-length memories instead (`longMemory`, LONG_MEMORIES_PER_OWNER per owner, `BENCH_AB_SIZE`
+ * of them in all, no heavy owner), searched as the `long` owner rows. `BENCH_AB_SEPARATE=1`:
  * each server on a database of its own, migrated by its own tree and loaded with the same data
  * (for a change of the schema the base does not hold); PostgreSQL CPU is then each database's.
  * `BENCH_AB_DATABASE=<name>`: a database already loaded by `load-heavy.ts` (kept, not loaded, not
@@ -31,8 +33,11 @@ import { type BenchDatabase, createBenchDatabase, maintenanceDone } from './lib/
 import {
   HEAVY_MEMORIES,
   HEAVY_OWNER,
+  LONG_MEMORIES_PER_OWNER,
   REGULAR_OWNERS,
   heavyMemory,
+  longMemoryAt,
+  longOwnerName,
   ownerName,
   questions,
   regularMemory,
@@ -57,6 +62,12 @@ const INGEST_MEMORIES = Number(process.env.BENCH_AB_INGEST_MEMORIES ?? 2000);
 const PHASES = new Set(
   (process.env.BENCH_AB_PHASES ?? 'search,writes').split(',').map((phase) => phase.trim()),
 );
+/** `regular` (regular owners and the heavy owner) or `long` (session-length memories only). */
+const DATA = process.env.BENCH_AB_DATA ?? 'regular';
+if (DATA !== 'regular' && DATA !== 'long')
+  throw new Error(`BENCH_AB_DATA: regular or long, not ${DATA}`);
+/** Owners of the long data set. */
+const LONG_OWNERS = Math.max(1, Math.floor(SIZE / LONG_MEMORIES_PER_OWNER));
 /** Each server on a database of its own (migrated by its own tree): for a change of the schema. */
 const SEPARATE = process.env.BENCH_AB_SEPARATE === '1';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -65,6 +76,7 @@ const LOADED = process.env.BENCH_AB_DATABASE;
 const API_KEY = LOADED
   ? (process.env.BENCH_AB_API_KEY ?? 'mnemo_bench_heavy')
   : `mnemo_bench_${randomBytes(16).toString('hex')}`;
+/** Whose searches are measured on the regular data: `owner`, `heavy`, or an owner id. */
 const SCOPES = (process.env.BENCH_AB_SCOPES ?? 'owner,heavy').split(',').map((s) => s.trim());
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
 
@@ -81,12 +93,22 @@ async function load(databaseUrl: string, migrate: boolean): Promise<void> {
   });
   try {
     const loader = await benchWorkspaceLoader(handle.db, API_KEY);
-    await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
-    await loader.load(
-      (function* () {
-        for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
-      })(),
-    );
+    if (DATA === 'long') {
+      await loader.load(
+        (function* () {
+          for (let i = 0; i < SIZE; i += 1) yield longMemoryAt(SEED, i);
+        })(),
+        // Long memories are several chunks each: smaller transactions.
+        100,
+      );
+    } else {
+      await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
+      await loader.load(
+        (function* () {
+          for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
+        })(),
+      );
+    }
     log(`loaded ${loader.stored} memories`);
   } finally {
     await handle.close();
@@ -147,20 +169,24 @@ async function main(): Promise<void> {
     await maintenanceDone(raw, bench.name);
     if (SEPARATE) await maintenanceDone(baseRaw, baseBench.name);
     const qs = questions(SEED, COUNT);
-    const payload = (i: number, scope: string, path: string) => ({
-      query: qs[i % qs.length]!,
-      user_id:
-        scope === 'heavy'
-          ? HEAVY_OWNER
+    const scopes = DATA === 'long' ? ['long'] : SCOPES;
+    const userOf = (i: number, scope: string) =>
+      scope === 'heavy'
+        ? HEAVY_OWNER
+        : scope === 'long'
+          ? longOwnerName((i * 37) % LONG_OWNERS)
           : scope === 'owner'
             ? ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS))
-            : scope,
+            : scope;
+    const payload = (i: number, scope: string, path: string) => ({
+      query: qs[i % qs.length]!,
+      user_id: userOf(i, scope),
       ...(path === '/v1/search' ? { search_mode: 'hybrid' } : {}),
       top_k: 10,
     });
     for (const { server } of servers)
       await timeLoad(0, 200, 4, (i) =>
-        post(server.base, '/v1/search', payload(i, SCOPES[i % SCOPES.length]!, '/v1/search')),
+        post(server.base, '/v1/search', payload(i, scopes[i % scopes.length]!, '/v1/search')),
       );
     const out: string[][] = [];
     /**
@@ -219,7 +245,7 @@ async function main(): Promise<void> {
     };
     if (PHASES.has('search'))
       for (const path of ['/v1/search', '/v1/context'])
-        for (const scope of SCOPES)
+        for (const scope of scopes)
           for (const concurrency of [1, 8])
             await alternate(
               { operation: path.slice(4), owner: scope, concurrency },

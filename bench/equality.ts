@@ -11,7 +11,9 @@
  *
  * Environment: `BENCH_EQUALITY_SIZE` (regular memories, default 10k; the heavy owner's 10k come
  * on top), `BENCH_EQUALITY_QUERIES` (questions, default 60), `BENCH_EQUALITY_BACKENDS`
- * (`postgres,pglite`), `BENCH_DATABASE_URL`, `BENCH_SEED`.
+ * (`postgres,pglite`), `BENCH_DATABASE_URL`, `BENCH_SEED`. `BENCH_EQUALITY_DATA=long`: session-length
+ * memories instead (`longMemory`, LONG_MEMORIES_PER_OWNER per owner, `BENCH_EQUALITY_SIZE` of them
+ * in all, no heavy owner), each question asked of one long owner.
  *
  * `BENCH_EQUALITY_SEPARATE=1`: for a change of the stored data's shape (a migration the base does
  * not know, e.g. the embeddings' type), each server gets a database of its own, migrated by its
@@ -29,8 +31,11 @@ import { createBenchDatabase } from './lib/database.js';
 import {
   HEAVY_MEMORIES,
   HEAVY_OWNER,
+  LONG_MEMORIES_PER_OWNER,
   REGULAR_OWNERS,
   heavyMemory,
+  longMemoryAt,
+  longOwnerName,
   ownerName,
   questions,
   regularMemory,
@@ -45,6 +50,10 @@ const SEED = Number(process.env.BENCH_SEED ?? 42);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const SEPARATE = process.env.BENCH_EQUALITY_SEPARATE === '1';
+/** `regular` (regular owners and the heavy owner) or `long` (session-length memories only). */
+const DATA = process.env.BENCH_EQUALITY_DATA ?? 'regular';
+if (DATA !== 'regular' && DATA !== 'long')
+  throw new Error(`BENCH_EQUALITY_DATA: regular or long, not ${DATA}`);
 const log = (line: string) => process.stderr.write(`[equality] ${line}\n`);
 
 interface Request {
@@ -52,13 +61,20 @@ interface Request {
   body: Record<string, unknown>;
 }
 
-/** The fixed request set: each question in every mode and profile, for a regular and the heavy owner. */
+/**
+ * The fixed request set: each question in every mode and profile, for a regular and the heavy
+ * owner (for a long owner with the long data set).
+ */
 function requests(): Request[] {
   const out: Request[] = [];
   const qs = questions(SEED, QUERIES);
+  const longOwners = Math.max(1, Math.floor(SIZE / LONG_MEMORIES_PER_OWNER));
   qs.forEach((query, i) => {
-    const owner = ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS));
-    for (const user_id of [owner, HEAVY_OWNER]) {
+    const owners =
+      DATA === 'long'
+        ? [longOwnerName((i * 37) % longOwners)]
+        : [ownerName((i * 37) % Math.min(SIZE, REGULAR_OWNERS)), HEAVY_OWNER];
+    for (const user_id of owners) {
       for (const search_mode of ['hybrid', 'vector', 'keyword'])
         for (const retrieval_profile of ['balanced', 'recall', 'precision'])
           out.push({
@@ -123,7 +139,7 @@ function withoutIdentity(text: string): string {
 
 /** A request's kind for the report: whose, and which path or search mode. */
 const kindOf = (request: Request) =>
-  `${request.body.user_id === HEAVY_OWNER ? 'heavy' : 'owner'} ${request.path === '/v1/context' ? 'context' : String(request.body.search_mode ?? 'filtered')}`;
+  `${request.body.user_id === HEAVY_OWNER ? 'heavy' : DATA === 'long' ? 'long' : 'owner'} ${request.path === '/v1/context' ? 'context' : String(request.body.search_mode ?? 'filtered')}`;
 
 /** What two answers' result lists share: overlap of texts, largest score gap of shared texts. */
 function resultGap(a: string, b: string): { overlap: number; scoreGap: number; size: number } {
@@ -215,12 +231,22 @@ async function compare(
 
 async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise<void> {
   const loader = await benchWorkspaceLoader(db, API_KEY);
-  await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
-  await loader.load(
-    (function* () {
-      for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
-    })(),
-  );
+  if (DATA === 'long') {
+    await loader.load(
+      (function* () {
+        for (let i = 0; i < SIZE; i += 1) yield longMemoryAt(SEED, i);
+      })(),
+      // Long memories are several chunks each: smaller transactions.
+      100,
+    );
+  } else {
+    await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
+    await loader.load(
+      (function* () {
+        for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
+      })(),
+    );
+  }
   log(`loaded ${loader.stored} memories`);
 }
 

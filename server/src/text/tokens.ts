@@ -18,8 +18,17 @@ const COMBINING_MARK = /(?![\uFE00-\uFE0F])[\p{Mn}\p{Mc}]/u;
 const WORD_WITH_MARKS =
   /[\p{L}\p{N}](?:(?![\uFE00-\uFE0F])[\p{L}\p{N}\p{Mn}\p{Mc}])*(?:['’](?:(?![\uFE00-\uFE0F])[\p{L}\p{Mn}\p{Mc}])+)?/gu;
 
+/**
+ * Text of ASCII characters only: NFKC leaves it as it is, it holds no combining mark, and its
+ * letters and numbers (lower-cased) are a–z and 0–9, so ASCII_WORD cuts it as WORD would, about
+ * five times faster (the search cuts every candidate's text: see TextTokens).
+ */
+const ASCII_ONLY = /^[^\u0080-\uffff]*$/;
+const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)?/g;
+
 /** Lower-cased NFKC words; apostrophe contractions stay one token ("don't"). */
 export function words(text: string): string[] {
+  if (ASCII_ONLY.test(text)) return text.toLowerCase().match(ASCII_WORD) ?? [];
   const normal = text.normalize('NFKC').toLowerCase();
   return normal.match(COMBINING_MARK.test(normal) ? WORD_WITH_MARKS : WORD) ?? [];
 }
@@ -57,8 +66,10 @@ export const PREFIX_MIN = 5;
  */
 export function stemsMeet(query: string, word: string): boolean {
   if (query === word) return true;
-  const [short, long] = query.length < word.length ? [query, word] : [word, query];
-  return short.length >= PREFIX_MIN && long.startsWith(short);
+  // No pair array: this runs for every word of every text a search scores.
+  return query.length < word.length
+    ? query.length >= PREFIX_MIN && word.startsWith(query)
+    : word.length >= PREFIX_MIN && query.startsWith(word);
 }
 
 /** Content-word stems: the words that carry meaning, normalised. */
@@ -66,4 +77,20 @@ export function contentStems(text: string): string[] {
   return words(text)
     .filter((word) => !STOPWORDS.has(word))
     .map(stem);
+}
+
+/**
+ * A text's words (as {@link words} cuts them) and the stem of each, in the same order: what the
+ * in-process scorers of a search (query-word coverage, the local reranker) read of a candidate.
+ * Cutting a long text is the costly part, so a search cuts each candidate's text once and hands
+ * the same tokens to every scorer.
+ */
+export interface TextTokens {
+  readonly words: readonly string[];
+  readonly stems: readonly string[];
+}
+
+export function tokensOf(text: string): TextTokens {
+  const cut = words(text);
+  return { words: cut, stems: cut.map(stem) };
 }

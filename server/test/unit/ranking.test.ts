@@ -7,18 +7,23 @@ import {
   addFurtherChunks,
   applyFactor,
   blendRerank,
+  candidateTokens,
   evidence,
   fuse,
   fusionWeights,
   HISTORY_FACTOR,
   historyFactor,
   memoryFactor,
+  queryStems,
   relevance,
+  stemCoverage,
   timeReference,
   timeWindowFactor,
+  wordCoverage,
   type Candidate,
 } from '../../src/services/retrieval/ranking.js';
 import { timeWindowOf } from '../../src/text/time-window.js';
+import { stem, stemsMeet, tokensOf, words } from '../../src/text/tokens.js';
 
 const chunk = (id: string, score: number, extra: Partial<RecalledChunk> = {}): RecalledChunk => ({
   chunkId: id,
@@ -193,5 +198,44 @@ describe('fusion and scores', () => {
     // A memory dated ahead of the request does not move the reference past it.
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(timeReference([january], now).getTime()).toBe(now);
+  });
+});
+
+describe('query-word coverage from shared tokens', () => {
+  /** Coverage as it was computed from the text alone: distinct stems, then prefix matches. */
+  const reference = (queryTerms: Set<string>, text: string) => {
+    if (queryTerms.size === 0) return 0;
+    const terms = new Set(words(text).map(stem));
+    let found = 0;
+    for (const term of queryTerms)
+      if (terms.has(term) || [...terms].some((other) => stemsMeet(term, other))) found += 1;
+    return found / queryTerms.size;
+  };
+
+  const texts = [
+    'My sister moved to Lisbon; she is allergic to peanuts and plays the cello.',
+    'Allergies, musicians and music: the festival moved again.',
+    'Nothing here matches.',
+    '',
+    'Who is it? It is me.',
+  ];
+  const queries = ['sister allergies Lisbon', 'music festival', 'who is it', '?!'];
+
+  it('equals coverage of the text for every query and text', () => {
+    for (const query of queries)
+      for (const text of texts) {
+        const terms = queryStems(query);
+        const expected = reference(terms, text);
+        expect(stemCoverage(terms, tokensOf(text).stems)).toBe(expected);
+        expect(wordCoverage(terms, text)).toBe(expected);
+      }
+  });
+
+  it('cuts a candidate’s text once, however many scorers read it', () => {
+    const [candidate] = fuse([chunk('c', 0.5, { text: texts[0]! })], []);
+    expect(candidate!.tokens).toBeUndefined();
+    const first = candidateTokens(candidate!);
+    expect(first).toEqual(tokensOf(texts[0]!));
+    expect(candidateTokens(candidate!)).toBe(first);
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpReranker, type HttpRerankerOptions } from '../../src/providers/rerank/http.js';
 import { LocalReranker } from '../../src/providers/rerank/local.js';
 import { RerankError } from '../../src/providers/rerank/types.js';
+import { tokensOf } from '../../src/text/tokens.js';
 
 describe('LocalReranker', () => {
   const reranker = new LocalReranker();
@@ -95,6 +96,38 @@ describe('LocalReranker', () => {
     expect(first[0]!).toBeGreaterThan(first[1]!);
     expect(first[0]!).toBeGreaterThan(first[2]!);
     expect(first[5]).toBe(0);
+  });
+
+  describe('with the search’s tokens (options.tokensOf)', () => {
+    const documents = [
+      'Anna moved to Munich after the Berlin job ended.',
+      'Who is it? It is Anna, back from Berlin; she is moving again.',
+      'Berlin is the capital of Germany.',
+      '',
+      'Unrelated text about gardening and tomatoes.',
+    ];
+
+    it('scores exactly as from the texts, for content and stopword-only queries', async () => {
+      for (const query of ['Where did Anna move after her job in Berlin ended?', 'who is it']) {
+        const given = await reranker.rerank(query, documents, {
+          tokensOf: (index) => tokensOf(documents[index]!),
+        });
+        expect(given).toEqual(await reranker.rerank(query, documents));
+      }
+    });
+
+    it('reads the tokens it is given instead of cutting the texts again', async () => {
+      const cut: number[] = [];
+      const scores = await reranker.rerank('Anna Berlin job', ['one text', 'another text'], {
+        tokensOf: (index) => {
+          cut.push(index);
+          return tokensOf(index === 0 ? documents[0]! : documents[4]!);
+        },
+      });
+      expect(cut).toEqual([0, 1]);
+      expect(scores[0]!).toBeGreaterThan(0.5);
+      expect(scores[1]).toBe(0);
+    });
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
 import { canonicalHash, canonicalText, lexicalSimilarity } from '../../src/text/canonical.js';
 import { scanPii } from '../../src/text/pii.js';
-import { stem, stemsMeet } from '../../src/text/tokens.js';
+import { stem, stemsMeet, tokensOf, words } from '../../src/text/tokens.js';
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
 
@@ -73,6 +73,39 @@ describe('canonical text and dedupe similarity', () => {
     // Short stems and mere shared beginnings stay apart.
     expect(stemsMeet(stem('art'), stem('artist'))).toBe(false);
     expect(stemsMeet(stem('concert'), stem('concern'))).toBe(false);
+    // Either side may be the shorter one; equal lengths meet only when equal.
+    expect(stemsMeet('music', 'musician')).toBe(true);
+    expect(stemsMeet('musician', 'music')).toBe(true);
+    expect(stemsMeet('music', 'musid')).toBe(false);
+  });
+
+  it('cuts ASCII text as it cuts any other', () => {
+    // The same words through the ASCII path and, with one character past ASCII, the other.
+    for (const text of [
+      "Don't MOVE the 2nd box; it's Anna's (room 12b) -- ok?",
+      "'quoted' words, trailing' and o'clock",
+      'tabs\tand\nnewlines, CamelCase and x86_64',
+    ]) {
+      const ascii = words(text);
+      expect(words(`${text} é`)).toEqual([...ascii, 'é']);
+    }
+    expect(words("Don't MOVE the 2nd box; it's Anna's")).toEqual([
+      "don't",
+      'move',
+      'the',
+      '2nd',
+      'box',
+      "it's",
+      "anna's",
+    ]);
+  });
+
+  it('cuts a text into its words and their stems, side by side', () => {
+    const text = 'Her sister’s cities: moving, MOVED, 2023!';
+    const tokens = tokensOf(text);
+    expect(tokens.words).toEqual(['her', 'sister’s', 'cities', 'moving', 'moved', '2023']);
+    expect(tokens.stems).toEqual(['her', 'sister', 'citi', 'move', 'move', '2023']);
+    expect(tokens.words).toEqual(words(text));
   });
 });
 

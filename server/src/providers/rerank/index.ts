@@ -4,7 +4,7 @@ import { LocalReranker } from './local.js';
 import type { Reranker } from './types.js';
 import { SetupError } from '../../errors.js';
 
-export type { Reranker } from './types.js';
+export type { Reranker, RerankOptions } from './types.js';
 export { RerankError } from './types.js';
 
 /** The configured rerank step, or undefined for none. */

@@ -1,5 +1,5 @@
-import { contentStems, stem, words } from '../../text/tokens.js';
-import type { Reranker } from './types.js';
+import { STOPWORDS, contentStems, stem, tokensOf, words } from '../../text/tokens.js';
+import type { RerankOptions, Reranker } from './types.js';
 
 // The three signals, each in 0..1, blended with weights that sum to 1. Coverage dominates: a
 // document missing query words should not win on arrangement alone. Proximity and phrase only
@@ -11,9 +11,7 @@ const PROXIMITY_WEIGHT = 0.2;
 /** Share of the query's consecutive stem pairs that also appear consecutively in the document. */
 const PHRASE_WEIGHT = 0.1;
 
-type Tokenizer = (text: string) => string[];
-
-const allStems: Tokenizer = (text) => words(text).map(stem);
+const allStems = (text: string) => words(text).map(stem);
 
 /**
  * The default reranker: a lexical cross-check of each candidate against the query, with no
@@ -31,16 +29,16 @@ const allStems: Tokenizer = (text) => words(text).map(stem);
 export class LocalReranker implements Reranker {
   readonly name = 'local';
 
-  async rerank(query: string, documents: string[]): Promise<number[]> {
-    return this.score(query, documents);
+  async rerank(query: string, documents: string[], options?: RerankOptions): Promise<number[]> {
+    return this.score(query, documents, options);
   }
 
-  /** The synchronous core of {@link rerank}. */
-  score(query: string, documents: string[]): number[] {
-    let tokenize: Tokenizer = contentStems;
+  /** The synchronous core of {@link rerank}; documents are cut by `options.tokensOf` when given. */
+  score(query: string, documents: string[], { tokensOf: given }: RerankOptions = {}): number[] {
+    let contentOnly = true;
     let queryStems = contentStems(query);
     if (queryStems.length === 0) {
-      tokenize = allStems;
+      contentOnly = false;
       queryStems = allStems(query);
     }
     const termIds = new Map<string, number>();
@@ -59,9 +57,14 @@ export class LocalReranker implements Reranker {
     // Each document as the sequence of query-term ids (-1 for any other word), so every later
     // pass is integer work. Positions count the same tokens the query was cut into: in content
     // mode, stopwords between two matches do not push them apart ("bank of america").
-    const sequences = documents.map((document) =>
-      tokenize(document).map((term) => termIds.get(term) ?? -1),
-    );
+    const sequences = documents.map((document, index) => {
+      const tokens = given ? given(index) : tokensOf(document);
+      const sequence: number[] = [];
+      for (let i = 0; i < tokens.words.length; i += 1)
+        if (!contentOnly || !STOPWORDS.has(tokens.words[i]!))
+          sequence.push(termIds.get(tokens.stems[i]!) ?? -1);
+      return sequence;
+    });
     const present = sequences.map((sequence) => {
       const seen = new Uint8Array(termCount);
       for (const id of sequence) if (id >= 0) seen[id] = 1;

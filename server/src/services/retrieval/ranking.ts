@@ -1,6 +1,13 @@
 import type { RecalledChunk } from '../../db/queries/recall.js';
 import type { TimeWindow } from '../../text/time-window.js';
-import { contentStems, stem, stemsMeet, words } from '../../text/tokens.js';
+import {
+  contentStems,
+  stem,
+  stemsMeet,
+  tokensOf,
+  words,
+  type TextTokens,
+} from '../../text/tokens.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.): damps the weight of the very top ranks. */
 export const RRF_K = 60;
@@ -74,6 +81,8 @@ export interface Candidate extends Omit<RecalledChunk, 'score' | 'coverage'> {
   score: number;
   /** Other members of its fact that matched (see oneResultPerFact), best first. */
   related?: Candidate[];
+  /** Its text's tokens, once a scorer has read them (see candidateTokens). */
+  tokens?: TextTokens;
 }
 
 /**
@@ -133,7 +142,13 @@ export function candidateOf(chunk: Omit<RecalledChunk, 'score' | 'coverage'>): C
     relevance: 0,
     rerankScore: undefined,
     score: 0,
+    tokens: undefined,
   };
+}
+
+/** A candidate's tokens: its text is cut on the first call and the same tokens returned after. */
+export function candidateTokens(candidate: Candidate): TextTokens {
+  return (candidate.tokens ??= tokensOf(candidate.text));
 }
 
 /** Query stems, once per query: content words, or every word when the query has none. */
@@ -144,12 +159,19 @@ export function queryStems(query: string): Set<string> {
 
 /** Share of the query stems the text holds, as the keyword index matches them (stemsMeet). */
 export function wordCoverage(queryTerms: Set<string>, text: string): number {
+  return stemCoverage(queryTerms, words(text).map(stem));
+}
+
+/** {@link wordCoverage} of a text already cut into `stems` (TextTokens.stems). */
+export function stemCoverage(queryTerms: Set<string>, stems: readonly string[]): number {
   if (queryTerms.size === 0) return 0;
-  const terms = new Set(words(text).map(stem));
-  const list = [...terms];
   let found = 0;
   for (const term of queryTerms)
-    if (terms.has(term) || list.some((other) => stemsMeet(term, other))) found += 1;
+    for (const other of stems)
+      if (stemsMeet(term, other)) {
+        found += 1;
+        break;
+      }
   return found / queryTerms.size;
 }
 

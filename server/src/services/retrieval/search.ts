@@ -25,6 +25,7 @@ import {
   applyFactor,
   blendRerank,
   byScore,
+  candidateTokens,
   evidence,
   fuse,
   fusionWeights,
@@ -32,9 +33,9 @@ import {
   memoryFactor,
   queryStems,
   relevance,
+  stemCoverage,
   timeReference,
   timeWindowFactor,
-  wordCoverage,
   type Candidate,
   type ProfileSettings,
   type SearchMode,
@@ -145,10 +146,12 @@ async function rerank(
 ): Promise<void> {
   if (!deps.reranker || candidates.length === 0) return;
   const ranked = [...candidates].sort((a, b) => b.relevance - a.relevance);
+  const top = ranked.slice(0, profile.rerankTop);
   try {
     const scores = await deps.reranker.rerank(
       query,
-      ranked.slice(0, profile.rerankTop).map((candidate) => candidate.text),
+      top.map((candidate) => candidate.text),
+      { tokensOf: (index) => candidateTokens(top[index]!) },
     );
     blendRerank(ranked, scores, profile.rerankWeight);
   } catch (error) {
@@ -196,11 +199,14 @@ function lexicalEvidence(
   limit: number,
   queryTerms: Set<string>,
 ): (candidate: Candidate) => number {
-  if (textHits.length === 0) return (candidate) => wordCoverage(queryTerms, candidate.text);
+  const coverage = (candidate: Candidate) =>
+    stemCoverage(queryTerms, candidateTokens(candidate).stems);
+  if (textHits.length === 0) return coverage;
   const byChunk = new Map(textHits.map((hit) => [hit.chunkId, hit.coverage ?? 0]));
   const ceiling = textHits.length >= limit ? Math.min(...byChunk.values()) : 0;
-  return (candidate) =>
-    byChunk.get(candidate.chunkId) ?? Math.min(ceiling, wordCoverage(queryTerms, candidate.text));
+  // A ceiling of 0 leaves nothing to measure: such a candidate holds 0 whatever its words.
+  if (ceiling === 0) return (candidate) => byChunk.get(candidate.chunkId) ?? 0;
+  return (candidate) => byChunk.get(candidate.chunkId) ?? Math.min(ceiling, coverage(candidate));
 }
 
 /**
