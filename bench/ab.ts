@@ -74,7 +74,7 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 /** A database loaded beforehand by load-heavy.ts: searched as it is, kept afterwards. */
 const LOADED = process.env.BENCH_AB_DATABASE;
 const API_KEY = LOADED
-  ? (process.env.BENCH_AB_API_KEY ?? 'mnemo_bench_heavy')
+  ? (process.env.BENCH_AB_API_KEY ?? 'mnemo_bench_heavy_owners_key')
   : `mnemo_bench_${randomBytes(16).toString('hex')}`;
 /** Whose searches are measured on the regular data: `owner`, `heavy`, or an owner id. */
 const SCOPES = (process.env.BENCH_AB_SCOPES ?? 'owner,heavy').split(',').map((s) => s.trim());

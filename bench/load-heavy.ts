@@ -8,7 +8,7 @@
  * Environment: `BENCH_HEAVY_DATABASE` (name, required), `BENCH_HEAVY_REGULAR` (10k),
  * `BENCH_HEAVY_SIZES` (heavy owners' memory counts, `10k`: owner `heavy-owner` gets the first,
  * `heavy-owner-<size>` the others), `BENCH_SEED`, `BENCH_DATABASE_URL` (maintenance database),
- * `BENCH_HEAVY_API_KEY` (the bootstrap key, default `mnemo_bench_heavy`).
+ * `BENCH_HEAVY_API_KEY` (the bootstrap key, default `mnemo_bench_heavy_owners_key`: a server takes keys of 20 characters or more).
  */
 import postgres from 'postgres';
 import { openDatabase } from '../server/src/db/client.js';
@@ -21,7 +21,7 @@ const REGULAR = count(process.env.BENCH_HEAVY_REGULAR ?? '10k');
 const SIZES = (process.env.BENCH_HEAVY_SIZES ?? '10k').split(',').map(count);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const API_KEY = process.env.BENCH_HEAVY_API_KEY ?? 'mnemo_bench_heavy';
+const API_KEY = process.env.BENCH_HEAVY_API_KEY ?? 'mnemo_bench_heavy_owners_key';
 /** From this many memories the load copies rows and builds the indexes once, at the end. */
 const DEFER_INDEXES_FROM = 50_000;
 

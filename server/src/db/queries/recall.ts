@@ -180,12 +180,15 @@ const recalledColumns = {
 /**
  * Owners with at most this many chunks (all of them, in any state) are read by a scan of their
  * own chunks in both recalls; larger owners through the indexes (HNSW for vectors, the keyword
- * GIN). The cost of a scan grows with the owner; the indexes' with the whole table: HNSW filters
- * out other owners' neighbours, and the GIN reads every owner's postings of each prefix-matched
- * query word before it keeps the owner's. Chosen by the statements' cost on a million-memory
- * table and on a small one (bench/results/scale-2026-12-07-quiet.md).
+ * GIN). A scan costs in proportion to the owner; the indexes grow with the whole table: HNSW
+ * filters out other owners' neighbours, and the GIN reads every owner's postings of each
+ * prefix-matched query word before it keeps the owner's. On a million memories the keyword
+ * statements of both cost the same near 5,000 chunks (the vector scan stays cheaper, and exact,
+ * well beyond); from that size an owner also earns an HNSW index of its own
+ * (owner-vector-indexes.ts). Measured by bench/recall-branches.ts
+ * (bench/results/scale-2026-12-07-quiet.md).
  */
-export const SCANNED_OWNER_CHUNKS = 2_000;
+export const SCANNED_OWNER_CHUNKS = 5_000;
 
 /** How a recall statement learns the owner's size, and up to which size it scans. */
 interface OwnerSizeOptions {
