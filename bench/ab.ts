@@ -27,20 +27,16 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
-import { benchWorkspaceLoader } from './lib/bulk-load.js';
+import { benchWorkspaceLoader, loadDataSet } from './lib/bulk-load.js';
 import { addCost, measured, noCost, readingClient, type Cost } from './lib/cpu.js';
 import { type BenchDatabase, createBenchDatabase, maintenanceDone } from './lib/database.js';
 import {
-  HEAVY_MEMORIES,
   HEAVY_OWNER,
   LONG_MEMORIES_PER_OWNER,
   REGULAR_OWNERS,
-  heavyMemory,
-  longMemoryAt,
   longOwnerName,
   ownerName,
   questions,
-  regularMemory,
   writerMemory,
   batchConversation,
 } from './lib/generator.js';
@@ -63,7 +59,7 @@ const PHASES = new Set(
   (process.env.BENCH_AB_PHASES ?? 'search,writes').split(',').map((phase) => phase.trim()),
 );
 /** `regular` (regular owners and the heavy owner) or `long` (session-length memories only). */
-const DATA = process.env.BENCH_AB_DATA ?? 'regular';
+const DATA = (process.env.BENCH_AB_DATA ?? 'regular') as 'regular' | 'long';
 if (DATA !== 'regular' && DATA !== 'long')
   throw new Error(`BENCH_AB_DATA: regular or long, not ${DATA}`);
 /** Owners of the long data set. */
@@ -93,22 +89,7 @@ async function load(databaseUrl: string, migrate: boolean): Promise<void> {
   });
   try {
     const loader = await benchWorkspaceLoader(handle.db, API_KEY);
-    if (DATA === 'long') {
-      await loader.load(
-        (function* () {
-          for (let i = 0; i < SIZE; i += 1) yield longMemoryAt(SEED, i);
-        })(),
-        // Long memories are several chunks each: smaller transactions.
-        100,
-      );
-    } else {
-      await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
-      await loader.load(
-        (function* () {
-          for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
-        })(),
-      );
-    }
+    await loadDataSet(loader, DATA, SIZE, SEED);
     log(`loaded ${loader.stored} memories`);
   } finally {
     await handle.close();

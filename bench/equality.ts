@@ -26,19 +26,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../server/src/db/client.js';
-import { benchWorkspaceLoader } from './lib/bulk-load.js';
+import { benchWorkspaceLoader, loadDataSet } from './lib/bulk-load.js';
 import { createBenchDatabase } from './lib/database.js';
 import {
-  HEAVY_MEMORIES,
   HEAVY_OWNER,
   LONG_MEMORIES_PER_OWNER,
   REGULAR_OWNERS,
-  heavyMemory,
-  longMemoryAt,
   longOwnerName,
   ownerName,
   questions,
-  regularMemory,
 } from './lib/generator.js';
 import { REPO_ROOT, startServer } from './lib/server.js';
 
@@ -51,7 +47,7 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 const API_KEY = `mnemo_bench_${randomBytes(16).toString('hex')}`;
 const SEPARATE = process.env.BENCH_EQUALITY_SEPARATE === '1';
 /** `regular` (regular owners and the heavy owner) or `long` (session-length memories only). */
-const DATA = process.env.BENCH_EQUALITY_DATA ?? 'regular';
+const DATA = (process.env.BENCH_EQUALITY_DATA ?? 'regular') as 'regular' | 'long';
 if (DATA !== 'regular' && DATA !== 'long')
   throw new Error(`BENCH_EQUALITY_DATA: regular or long, not ${DATA}`);
 const log = (line: string) => process.stderr.write(`[equality] ${line}\n`);
@@ -231,22 +227,7 @@ async function compare(
 
 async function load(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise<void> {
   const loader = await benchWorkspaceLoader(db, API_KEY);
-  if (DATA === 'long') {
-    await loader.load(
-      (function* () {
-        for (let i = 0; i < SIZE; i += 1) yield longMemoryAt(SEED, i);
-      })(),
-      // Long memories are several chunks each: smaller transactions.
-      100,
-    );
-  } else {
-    await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(SEED, i)));
-    await loader.load(
-      (function* () {
-        for (let i = 0; i < SIZE; i += 1) yield regularMemory(SEED, i);
-      })(),
-    );
-  }
+  await loadDataSet(loader, DATA, SIZE, SEED);
   log(`loaded ${loader.stored} memories`);
 }
 

@@ -27,7 +27,13 @@ import type { EmbeddingProvider } from '../../server/src/providers/embeddings/in
 import { chunkText } from '../../server/src/services/chunking.js';
 import { assessMemory } from '../../server/src/services/lifecycle/intelligence.js';
 import { canonicalHash } from '../../server/src/text/canonical.js';
-import type { SyntheticMemory } from './generator.js';
+import {
+  HEAVY_MEMORIES,
+  heavyMemory,
+  longMemoryAt,
+  regularMemory,
+  type SyntheticMemory,
+} from './generator.js';
 import { localEmbedder } from './embedder.js';
 import { ApiKeyService } from '../../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../../server/src/services/bootstrap.js';
@@ -337,4 +343,32 @@ export async function benchWorkspaceLoader(
   const loader = bulkLoader(localEmbedder(), boot.workspaceId!, { ids: 'bench' });
   loader.attach(db);
   return Object.assign(loader, { workspaceId: boot.workspaceId! });
+}
+
+/**
+ * The data set `bench:ab` and `bench:equality` compare on: `regular` (the heavy owner's memories,
+ * then `size` regular ones) or `long` (`size` session-length memories).
+ */
+export async function loadDataSet(
+  loader: BulkLoader,
+  data: 'regular' | 'long',
+  size: number,
+  seed: number,
+): Promise<void> {
+  if (data === 'long') {
+    await loader.load(
+      (function* () {
+        for (let i = 0; i < size; i += 1) yield longMemoryAt(seed, i);
+      })(),
+      // Long memories are several chunks each: smaller transactions.
+      100,
+    );
+    return;
+  }
+  await loader.load(Array.from({ length: HEAVY_MEMORIES }, (_, i) => heavyMemory(seed, i)));
+  await loader.load(
+    (function* () {
+      for (let i = 0; i < size; i += 1) yield regularMemory(seed, i);
+    })(),
+  );
 }
