@@ -27,16 +27,21 @@ function sentence(seed: number): string {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The most CPU time the process spent between two turns of a 2 ms timer: how long the event loop
- * was held at once. CPU time, not wall time, so a machine busy with other work does not inflate it.
+ * How long the event loop was held at once: for each gap between two turns of a 2 ms timer, the
+ * smaller of the process's CPU time and the wall time it spanned, and the longest such gap. The
+ * main thread cannot have run longer than either: CPU time alone also counts other threads (GC,
+ * the thread pool), wall time alone also counts a machine busy with other work.
  */
 function longestBusyStretch(): { stop(): number } {
-  let last = process.cpuUsage();
+  let lastCpu = process.cpuUsage();
+  let lastWall = performance.now();
   let longest = 0;
   const turn = () => {
-    const used = process.cpuUsage(last);
-    longest = Math.max(longest, (used.user + used.system) / 1000);
-    last = process.cpuUsage();
+    const used = process.cpuUsage(lastCpu);
+    const wall = performance.now() - lastWall;
+    longest = Math.max(longest, Math.min((used.user + used.system) / 1000, wall));
+    lastCpu = process.cpuUsage();
+    lastWall = performance.now();
   };
   const timer = setInterval(turn, 2);
   return {
@@ -158,8 +163,10 @@ describeDb('hygiene over a few thousand memories', () => {
     await searches;
 
     const slowestSearch = Math.max(...searchMs);
-    // Before the batching one run held the loop for seconds (every pair compared in one go).
-    expect(busyMs).toBeLessThan(150);
+    // Before the batching one run held the loop for seconds (every pair compared in one go); a
+    // paced run holds it for about 50 ms (one search on the embedded database), so 300 ms leaves
+    // room for a loaded CI machine and still fails on the unpaced run.
+    expect(busyMs).toBeLessThan(300);
     expect(searchMs.length).toBeGreaterThan(2);
     expect(slowestSearch).toBeLessThan(1_500);
     expect(report.budget_exhausted).toBe(false);
