@@ -10,7 +10,10 @@
  * Environment: `BENCH_EXPLAIN_DATA` (`long`: session-length memories, 50 per owner, the default;
  * `regular`: the regular owners' short memories), `BENCH_EXPLAIN_SIZE` (memories, 2k),
  * `BENCH_EXPLAIN_QUERIES` (40), `BENCH_EXPLAIN_PLAN=1` (also print the first question's plan as
- * text), `BENCH_SEED`, `BENCH_DATABASE_URL`. The database is dropped after.
+ * text), `BENCH_SEED`, `BENCH_DATABASE_URL`. The database is dropped after, unless
+ * `BENCH_EXPLAIN_DATABASE` names one loaded before (by load-heavy.ts, e.g. a million memories):
+ * then it is read as it is (`BENCH_EXPLAIN_SIZE` only sets how many owners are asked) and kept;
+ * `BENCH_EXPLAIN_API_KEY` is its bootstrap key (load-heavy.ts's default).
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
@@ -40,6 +43,8 @@ const QUERIES = Number(process.env.BENCH_EXPLAIN_QUERIES ?? 40);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const PRINT_PLAN = process.env.BENCH_EXPLAIN_PLAN === '1';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const KEPT_DATABASE = process.env.BENCH_EXPLAIN_DATABASE;
+const KEPT_API_KEY = process.env.BENCH_EXPLAIN_API_KEY ?? 'mnemo_bench_heavy_owners_key';
 /** The server's default episode window (MNEMO_EPISODE_WINDOW_MINUTES, 30). */
 const EPISODE_WINDOW_SECONDS = 30 * 60;
 const log = (line: string) => process.stderr.write(`[explain] ${line}\n`);
@@ -82,9 +87,30 @@ function stages(
   return out;
 }
 
-async function main(): Promise<void> {
+/** A fresh database to load, or the kept one named by BENCH_EXPLAIN_DATABASE. */
+async function databaseToExplain(): Promise<{
+  databaseUrl: string;
+  apiKey: string;
+  fresh: boolean;
+  drop(): Promise<void>;
+}> {
+  if (KEPT_DATABASE) {
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${KEPT_DATABASE}`;
+    return {
+      databaseUrl: url.toString(),
+      apiKey: KEPT_API_KEY,
+      fresh: false,
+      drop: async () => {},
+    };
+  }
   const bench = await createBenchDatabase(ADMIN_URL, undefined);
   const apiKey = `mnemo_bench_${randomBytes(16).toString('hex')}`;
+  return { databaseUrl: bench.databaseUrl, apiKey, fresh: true, drop: () => bench.drop() };
+}
+
+async function main(): Promise<void> {
+  const bench = await databaseToExplain();
   const handle = await openDatabase({
     databaseUrl: bench.databaseUrl,
     migrate: true,
@@ -96,17 +122,19 @@ async function main(): Promise<void> {
     connection: { ...SESSION_SETTINGS, plan_cache_mode: 'force_custom_plan' },
   });
   try {
-    const loader = await benchWorkspaceLoader(handle.db, apiKey);
-    const t0 = performance.now();
-    await loader.load(
-      (function* () {
-        for (let i = 0; i < SIZE; i += 1)
-          yield DATA === 'long' ? longMemoryAt(SEED, i) : regularMemory(SEED, i);
-      })(),
-      DATA === 'long' ? 100 : undefined,
-    );
-    log(`loaded ${loader.stored} memories in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    await raw.unsafe('vacuum analyze');
+    const loader = await benchWorkspaceLoader(handle.db, bench.apiKey);
+    if (bench.fresh) {
+      const t0 = performance.now();
+      await loader.load(
+        (function* () {
+          for (let i = 0; i < SIZE; i += 1)
+            yield DATA === 'long' ? longMemoryAt(SEED, i) : regularMemory(SEED, i);
+        })(),
+        DATA === 'long' ? 100 : undefined,
+      );
+      log(`loaded ${loader.stored} memories in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      await raw.unsafe('vacuum analyze');
+    }
     const owners =
       DATA === 'long'
         ? Math.max(1, Math.floor(SIZE / LONG_MEMORIES_PER_OWNER))
@@ -180,7 +208,7 @@ async function main(): Promise<void> {
       ]),
     ];
     process.stdout.write(
-      `${DATA} memories, ${loader.stored} stored, ${owners} owners; ${n} questions; ` +
+      `${DATA} memories, ${bench.fresh ? `${loader.stored} stored` : `database ${KEPT_DATABASE}`}, ${owners} owners; ${n} questions; ` +
         `buffers per search: ${(hit / n).toFixed(0)} hit, ${(read / n).toFixed(0)} read\n\n` +
         table(['stage', 'ms per search', 'rows per search'], rows) +
         '\n',

@@ -26,6 +26,7 @@ import {
   type Database,
 } from '../server/src/db/client.js';
 import { PGLITE_EXTENSIONS } from '../server/src/db/pglite-extensions.js';
+import { maintainOwnerVectorIndexes } from '../server/src/db/queries/owner-vector-indexes.js';
 import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { localEmbedder } from './lib/embedder.js';
@@ -115,6 +116,19 @@ const PG_LOG_MS = process.env.BENCH_PG_LOG_MS;
 const AUTO_EXPLAIN_MS = process.env.BENCH_AUTO_EXPLAIN_MS;
 /** Long memories (session transcripts, 50 per owner), a database of their own: e.g. `10k`. */
 const LONG_SIZES = parseSizes(process.env.BENCH_LONG_SIZES ?? '10k');
+/**
+ * Owners larger than the heavy one (e.g. `100k`), added with the largest PostgreSQL size only, so
+ * the smaller sizes keep their shape; each is measured as the scope `heavy <size>`.
+ */
+const LARGE_OWNER_SIZES = parseSizes(process.env.BENCH_LARGE_OWNERS ?? '');
+const largeOwnerScope = (memories: number) => `heavy ${label(memories)}`;
+
+/** The owner a request of `scope` reads: regular owners in turn, or the scope's one owner. */
+function ownerOfScope(scope: string, i: number, size: number): string {
+  if (scope === 'owner') return ownerOf(i, size);
+  if (scope === 'heavy') return HEAVY_OWNER;
+  return `${HEAVY_OWNER}-${scope.slice('heavy '.length)}`;
+}
 
 type Backend = 'postgres' | 'pglite';
 
@@ -140,6 +154,8 @@ interface SizeFacts {
   loadSeconds: number;
   /** Of loadSeconds, building the indexes again after a load that deferred them. */
   indexSeconds?: number;
+  /** Building owners' own HNSW indexes after the load (not part of loadSeconds). */
+  ownIndexSeconds?: number;
   coldStartMs: number;
   rssMiB: number;
   peakMiB: number;
@@ -337,20 +353,21 @@ async function measureSearches(
   backend: Backend,
   size: number,
   floor?: ScopedOp,
+  scopes: readonly string[] = ['owner', 'heavy'],
 ): Promise<void> {
   const qs = questions(SEED, Math.max(SEARCHES_C1, SEARCHES_C8));
   const payload = (i: number, scope: string, mode: string) => ({
     query: qs[i % qs.length]!,
-    user_id: scope === 'heavy' ? HEAVY_OWNER : ownerOf(i, size),
+    user_id: ownerOfScope(scope, i, size),
     search_mode: mode,
     top_k: 10,
   });
   // Warm-up: JIT, connection pool, buffer cache.
   await runLoad(100, 4, (i) =>
-    post(server.base, '/v1/search', payload(i, i % 2 ? 'heavy' : 'owner', 'hybrid')),
+    post(server.base, '/v1/search', payload(i, scopes[i % scopes.length]!, 'hybrid')),
   );
-  if (floor) await runLoad(100, 4, (i) => floor(i, i % 2 ? 'heavy' : 'owner'));
-  for (const scope of ['owner', 'heavy']) {
+  if (floor) await runLoad(100, 4, (i) => floor(i, scopes[i % scopes.length]!));
+  for (const scope of scopes) {
     for (const concurrency of [1, 8]) {
       const count = concurrency === 1 ? SEARCHES_C1 : SEARCHES_C8;
       for (const mode of MODES) {
@@ -409,7 +426,7 @@ function floorOp(execute: Execute, workspaceId: string, size: number): ScopedOp 
   return (i, scope) =>
     floorSearch(execute, embeddings, {
       workspaceId,
-      ownerId: scope === 'heavy' ? HEAVY_OWNER : ownerOf(i, size),
+      ownerId: ownerOfScope(scope, i, size),
       query: qs[i % qs.length]!,
       limit: 50,
       topK: 10,
@@ -422,10 +439,11 @@ async function measureFloor(
   workspaceId: string,
   backend: Backend,
   size: number,
+  scopes: readonly string[] = ['owner', 'heavy'],
 ): Promise<void> {
   const search = floorOp(execute, workspaceId, size);
-  await runLoad(100, 4, (i) => search(i, i % 2 ? 'heavy' : 'owner'));
-  for (const scope of ['owner', 'heavy']) {
+  await runLoad(100, 4, (i) => search(i, scopes[i % scopes.length]!));
+  for (const scope of scopes) {
     for (const concurrency of [1, 8]) {
       const m = await runLoad(concurrency === 1 ? SEARCHES_C1 : SEARCHES_C8, concurrency, (i) =>
         search(i, scope),
@@ -439,16 +457,21 @@ async function measureFloor(
 const RECALL_OWNERS = 10;
 const RECALL_QUERIES = { owner: 20, heavy: 100 };
 
-async function measureVectorRecall(execute: Execute, workspaceId: string, size: number) {
+async function measureVectorRecall(
+  execute: Execute,
+  workspaceId: string,
+  size: number,
+  scopes: readonly string[] = ['owner', 'heavy'],
+) {
   const embeddings = localEmbedder();
-  for (const scope of ['owner', 'heavy'] as const) {
+  for (const scope of scopes) {
     const owners =
-      scope === 'heavy'
-        ? [HEAVY_OWNER]
-        : Array.from({ length: RECALL_OWNERS }, (_, i) => ownerOf(i, size));
+      scope === 'owner'
+        ? Array.from({ length: RECALL_OWNERS }, (_, i) => ownerOf(i, size))
+        : [ownerOfScope(scope, 0, size)];
     const outcomes: RecallOutcome[] = [];
     for (const [n, ownerId] of owners.entries()) {
-      const qs = questions(SEED + 1 + n, RECALL_QUERIES[scope]);
+      const qs = questions(SEED + 1 + n, RECALL_QUERIES[scope === 'owner' ? 'owner' : 'heavy']);
       outcomes.push(
         await vectorStageRecall(
           execute,
@@ -510,26 +533,40 @@ const DEFERRED_BATCH = 2_000;
 /** `loadTo`, with the indexes deferred when the load is large (PostgreSQL). */
 async function loadPostgresTo(
   loader: ReturnType<typeof bulkLoader>,
-  state: { loaded: number; heavy: boolean },
+  state: LoadState,
   size: number,
   db: Database,
+  largeOwners: readonly number[] = [],
 ): Promise<{ loadSeconds: number; indexSeconds?: number }> {
-  if (size - state.loaded < DEFER_INDEXES_FROM)
-    return { loadSeconds: await loadTo(loader, state, size) };
+  const adding = size - state.loaded + largeOwners.reduce((sum, n) => sum + n, 0);
+  if (adding < DEFER_INDEXES_FROM)
+    return { loadSeconds: await loadTo(loader, state, size, undefined, largeOwners) };
   const t0 = performance.now();
   const { buildSeconds } = await withIndexesDeferred(db, async () => {
-    await loadTo(loader, state, size, DEFERRED_BATCH);
+    await loadTo(loader, state, size, DEFERRED_BATCH, largeOwners);
   });
   log(`postgres ${label(size)}: indexes built again in ${buildSeconds.toFixed(1)} s`);
   return { loadSeconds: (performance.now() - t0) / 1000, indexSeconds: buildSeconds };
 }
 
-/** Loads the data set up to `size` regular memories (the heavy owner on the first call). */
+interface LoadState {
+  /** Regular memories loaded. */
+  loaded: number;
+  heavy: boolean;
+  /** Large owners loaded, by memory count. */
+  large?: number[];
+}
+
+/**
+ * Loads the data set up to `size` regular memories (the heavy owner on the first call), and the
+ * large owners not loaded yet (their memories as the heavy owner's, from seeds of their own).
+ */
 async function loadTo(
   loader: ReturnType<typeof bulkLoader>,
-  state: { loaded: number; heavy: boolean },
+  state: LoadState,
   size: number,
   batch?: number,
+  largeOwners: readonly number[] = [],
 ): Promise<number> {
   const t0 = performance.now();
   if (!state.heavy) {
@@ -538,6 +575,17 @@ async function loadTo(
       batch,
     );
     state.heavy = true;
+  }
+  for (const [n, memories] of largeOwners.entries()) {
+    if (state.large?.includes(memories)) continue;
+    const ownerId = ownerOfScope(largeOwnerScope(memories), 0, size);
+    await loader.load(
+      (function* () {
+        for (let i = 0; i < memories; i += 1) yield { ...heavyMemory(SEED + 1 + n, i), ownerId };
+      })(),
+      batch,
+    );
+    state.large = [...(state.large ?? []), memories];
   }
   const from = state.loaded;
   await loader.load(
@@ -602,15 +650,35 @@ async function runPostgres(): Promise<void> {
     const loader = bulkLoader(localEmbedder(), workspaceId);
     // COPY on PostgreSQL: the rows inserts would store (server/test/db/bulk-load-copy.test.ts).
     loader.attach(handle.db, raw);
-    const state = { loaded: 0, heavy: false };
+    const state: LoadState = { loaded: 0, heavy: false };
     for (const size of SIZES) {
-      const { loadSeconds, indexSeconds } = await loadPostgresTo(loader, state, size, handle.db);
+      const largest = size === Math.max(...SIZES);
+      const largeOwners = largest ? LARGE_OWNER_SIZES : [];
+      const scopes = ['owner', 'heavy', ...largeOwners.map(largeOwnerScope)];
+      const { loadSeconds, indexSeconds } = await loadPostgresTo(
+        loader,
+        state,
+        size,
+        handle.db,
+        largeOwners,
+      );
       // Vacuumed as well as analysed: autovacuum of the fresh rows would otherwise run during the
       // measurements (minutes at 100k), on the same two cores.
       await raw.unsafe('vacuum analyze');
       log(
         `postgres ${label(size)}: loaded ${loader.stored} memories in ${loadSeconds.toFixed(1)} s (${loader.skipped} duplicates skipped)`,
       );
+      // What the hygiene job does on an install (the bench's servers run without it): owners past
+      // OWNER_INDEX_POLICY get an HNSW index of their own.
+      const ownIndexStarted = performance.now();
+      const ownIndexes = await maintainOwnerVectorIndexes(handle.db);
+      const ownIndexSeconds = (performance.now() - ownIndexStarted) / 1000;
+      if (ownIndexes.created.length > 0) {
+        await raw.unsafe('analyze memory_chunks');
+        log(
+          `postgres ${label(size)}: ${ownIndexes.created.length} owner indexes built in ${ownIndexSeconds.toFixed(1)} s`,
+        );
+      }
       const server = await startServer({
         DATABASE_URL: databaseUrl,
         MNEMO_BOOTSTRAP_API_KEY: API_KEY,
@@ -638,14 +706,18 @@ async function runPostgres(): Promise<void> {
             'postgres',
             size,
             PHASES.has('floor') ? floorOp(execute, workspaceId, size) : undefined,
+            scopes,
           );
         } else if (PHASES.has('floor')) {
-          await measureFloor(execute, workspaceId, 'postgres', size);
+          await measureFloor(execute, workspaceId, 'postgres', size, scopes);
         }
         const { rssMiB, peakMiB } = await server.rss();
-        if (PHASES.has('recall')) await measureVectorRecall(execute, workspaceId, size);
-        if (PHASES.has('explain') && size === Math.max(...SIZES))
-          await explainRecall(raw, workspaceId, size);
+        if (PHASES.has('recall')) await measureVectorRecall(execute, workspaceId, size, scopes);
+        if (PHASES.has('explain') && largest)
+          await explainRecall(raw, workspaceId, size, [
+            ['regular owner', ownerOf(0, size)],
+            ...scopes.slice(1).map((scope) => [scope, ownerOfScope(scope, 0, size)] as const),
+          ]);
         const [db] = await raw<
           { bytes: string }[]
         >`select pg_database_size(current_database())::text as bytes`;
@@ -655,6 +727,7 @@ async function runPostgres(): Promise<void> {
           stored: loader.stored,
           loadSeconds,
           ...(indexSeconds === undefined ? {} : { indexSeconds }),
+          ...(ownIndexes.created.length > 0 ? { ownIndexSeconds } : {}),
           coldStartMs: server.coldStartMs,
           rssMiB,
           peakMiB,
@@ -968,7 +1041,11 @@ function report(peers: PeerOutcome[]): string {
   out.push(
     'Server: its own process (`node --import tsx`, as `pnpm start`), local embedder, local rerank, extraction `local`, ' +
       'over HTTP on loopback. Sizes: regular memories over 1,000 owners, plus one heavy owner with 10k. ' +
-      '"owner": a regular owner (size ÷ 1,000 memories each); "heavy": the 10k-memory owner. ' +
+      '"owner": a regular owner (size ÷ 1,000 memories each); "heavy": the 10k-memory owner' +
+      (LARGE_OWNER_SIZES.length > 0
+        ? `; ${LARGE_OWNER_SIZES.map((n) => `"${largeOwnerScope(n)}"`).join(', ')}: an owner of that many memories, added at the largest PostgreSQL size only`
+        : '') +
+      '. Owners past the own-index policy (5,000 chunks, at most a quarter of the table) get an HNSW index of their own after each load, as the hygiene job builds it on an install. ' +
       'Latencies in ms, throughput in operations/s. Floor: the same two recall statements as plain SQL (postgres.js; ' +
       'PGlite: its own client) plus RRF, no HTTP; on PostgreSQL measured in alternating blocks of 25 with hybrid search, ' +
       'on PGlite after the server stopped (one process owns the folder).\n',
@@ -987,6 +1064,7 @@ function report(peers: PeerOutcome[]): string {
         'memories stored',
         'bulk load s',
         'of which index build s',
+        'owner indexes s',
         'cold start ms',
         'server RSS MiB',
         'peak RSS MiB',
@@ -999,6 +1077,7 @@ function report(peers: PeerOutcome[]): string {
         String(f.stored),
         f.loadSeconds.toFixed(1),
         f.indexSeconds === undefined ? '' : f.indexSeconds.toFixed(1),
+        f.ownIndexSeconds === undefined ? '' : f.ownIndexSeconds.toFixed(1),
         f.coldStartMs.toFixed(0),
         f.rssMiB.toFixed(0),
         f.peakMiB.toFixed(0),
@@ -1310,12 +1389,67 @@ function report(peers: PeerOutcome[]): string {
       ),
     );
   }
+  // Issue 37's: a million memories, owners of 100k, long memories.
+  const million = facts.find((f) => f.backend === 'postgres' && f.size === 1_000_000);
+  if (million) {
+    targets.push(
+      check(
+        'PG 1m: regular owner hybrid p50 (c1)',
+        find('postgres', million.size, 'search hybrid', 'owner', 1)?.p50,
+        5,
+        'ms',
+      ),
+      check(
+        'PG 1m: regular owner searches/s (c8)',
+        find('postgres', million.size, 'search hybrid', 'owner', 8)?.rate,
+        400,
+        '/s',
+        true,
+      ),
+      check('PG 1m: server RSS after the searches', million.rssMiB, 350, 'MiB'),
+      check(
+        'PG 1m: database KiB per memory (40 % below 5.36)',
+        (million.dbMiB * 1024) / million.stored,
+        3.22,
+        'KiB',
+      ),
+    );
+  }
+  for (const memories of LARGE_OWNER_SIZES.filter((n) => n === 100_000))
+    targets.push(
+      check(
+        `PG ${label(pgSize)}: owner with ${label(memories)} memories, hybrid p50 (c1)`,
+        find('postgres', pgSize, 'search hybrid', largeOwnerScope(memories), 1)?.p50,
+        15,
+        'ms',
+      ),
+    );
+  for (const { size } of longFacts)
+    targets.push(
+      check(
+        `PG long ${label(size)}: hybrid p50 (c1)`,
+        find('postgres', size, 'search hybrid', 'long', 1)?.p50,
+        10,
+        'ms',
+      ),
+    );
+  for (const { size, scope, mean } of vectorRecalls.filter((r) => r.size === pgSize))
+    targets.push(
+      check(`PG ${label(size)}: vector stage recall@10, ${scope}`, mean, 0.98, '', true),
+    );
   targets.push(
     check(
       `PG ${label(pgSize)}: owner with 10k memories, hybrid p50 (c1)`,
       find('postgres', pgSize, 'search hybrid', 'heavy', 1)?.p50,
       6,
       'ms',
+    ),
+    check(
+      `PG ${label(pgSize)}: writes/s, c8, extraction on`,
+      find('postgres', pgSize, 'write extract=on', '-', 8)?.rate,
+      450,
+      '/s',
+      true,
     ),
     check(
       `PG ${label(pgSize)}: writes/s, c8, extraction off`,
