@@ -11,6 +11,7 @@ import {
   preparedRecallRows,
   recallRows,
   recalled,
+  SCANNED_OWNER_CHUNKS,
   vectorRecallQuery,
   type MemoryColumns,
   type RecallFilter,
@@ -317,12 +318,10 @@ export function searchRecallStatement(
 
 /**
  * Owners with at most this many chunks (all their chunks, in any state) are searched with the
- * generic plan. Measured on 2026-11-25 (pgvector 0.8, PostgreSQL 15, tables of 2.5k and 19k
- * chunks, recall limits 30 to 150): custom plans read vector recall by an exact scan for owners
- * of up to 400 chunks and from the HNSW index from 800 (limit 30/50) or more; a margin of four
- * below that keeps a small owner's generic plan the plan a custom one would be.
+ * generic plan. Up to this size both recalls read the owner by a scan of its own chunks whatever
+ * the plan (SCANNED_OWNER_CHUNKS): planning each search for its values would only cost time.
  */
-export const SMALL_OWNER_CHUNKS = 100;
+export const SMALL_OWNER_CHUNKS = SCANNED_OWNER_CHUNKS;
 const ownerKey = (filter: RecallFilter) =>
   `${filter.workspaceId}\u0000${filter.ownerType}\u0000${filter.ownerId}`;
 
@@ -333,7 +332,7 @@ const ownerKey = (filter: RecallFilter) =>
  * than running the statement for a small owner; a generic plan is planned once per connection
  * and shape, but it cannot tell owners apart, so a large owner keeps custom plans (HNSW where it
  * pays). An owner that grew since its last search is searched once more with the exact scan
- * (the same rows a custom plan gives a small owner; only slower), and that search's count
+ * (exact rows where a custom plan would read the indexes; only slower), and that search's count
  * brings it back to custom plans. Every owner keeps custom plans while the generic plan would
  * not read a small owner by its index (see {@link genericPlansFit}).
  */
@@ -349,19 +348,20 @@ export function searchPlanFor(db: Reader, filter: RecallFilter): SearchPlan {
 const GENERIC_ESTIMATE_TTL_MS = 10 * 60_000;
 
 /**
- * Whether a generic plan expects an owner to be small. It plans for an owner of average size
- * (the statistics' chunks ÷ distinct owners): with a handful of owners, one of them large, that
- * average is large, and a small owner's generic plan would read its chunks with a scan of the
- * table (the vector part never uses HNSW there: its statement is built so). Asked of PostgreSQL
- * in the background (false until it answers), again every GENERIC_ESTIMATE_TTL_MS.
+ * Whether a generic plan reads one owner's chunks by an index. It plans for an owner of average
+ * size (the statistics' chunks ÷ distinct owners): with a handful of owners, one of them large,
+ * that average is a large share of the table, and a small owner's generic plan would read its
+ * chunks with a scan of the whole table (the vector part never uses HNSW there: its statement is
+ * built so). Asked of PostgreSQL in the background (false until it answers), again every
+ * GENERIC_ESTIMATE_TTL_MS.
  */
 function genericPlansFit(caches: PlanCaches, pool: StatementPool): boolean {
   const estimate = caches.genericEstimate;
   if (!estimate.pending && Date.now() - estimate.at > GENERIC_ESTIMATE_TTL_MS) {
     const known = estimate;
-    known.pending = ownerRowsOfGenericPlan(pool)
+    known.pending = genericOwnerRead(pool)
       .then(
-        (rows) => (known.fits = rows <= SMALL_OWNER_CHUNKS),
+        ({ rows, byIndex }) => (known.fits = byIndex && rows <= SMALL_OWNER_CHUNKS),
         () => (known.fits = false),
       )
       .then(() => {
@@ -372,19 +372,24 @@ function genericPlansFit(caches: PlanCaches, pool: StatementPool): boolean {
   return estimate.fits;
 }
 
-/** The rows a generic plan expects of one owner's chunks (the statement pool plans generically). */
-async function ownerRowsOfGenericPlan(pool: StatementPool): Promise<number> {
+/**
+ * How a generic plan reads one owner's chunks with their embeddings (the statement pool plans
+ * generically): the rows it expects, and whether by an index rather than a scan of the table.
+ */
+async function genericOwnerRead(pool: StatementPool): Promise<{ rows: number; byIndex: boolean }> {
   const connection = await pool.client.reserve();
   try {
     await connection.unsafe(`prepare mnemo_owner_rows (uuid, text, text) as
-      select 1 from memory_chunks where workspace_id = $1 and owner_type = $2 and owner_id = $3`);
+      select id, embedding from memory_chunks
+      where workspace_id = $1 and owner_type = $2 and owner_id = $3`);
     try {
       const [row] = await connection.unsafe<
-        Array<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>
+        Array<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number; 'Node Type': string } }] }>
       >(
         `explain (format json) execute mnemo_owner_rows ('00000000-0000-0000-0000-000000000000', '', '')`,
       );
-      return Number(row?.['QUERY PLAN'][0].Plan['Plan Rows']);
+      const plan = row?.['QUERY PLAN'][0].Plan;
+      return { rows: Number(plan?.['Plan Rows']), byIndex: plan?.['Node Type'] !== 'Seq Scan' };
     } finally {
       await connection.unsafe('deallocate mnemo_owner_rows');
     }
