@@ -26,7 +26,7 @@ import {
   type Database,
 } from '../server/src/db/client.js';
 import { PGLITE_EXTENSIONS } from '../server/src/db/pglite-extensions.js';
-import { maintainOwnerVectorIndexes } from '../server/src/db/queries/owner-vector-indexes.js';
+import { maintainOwnerIndexes } from '../server/src/db/queries/owner-indexes.js';
 import { ApiKeyService } from '../server/src/services/api-keys/index.js';
 import { ensureBootstrapWorkspace } from '../server/src/services/bootstrap.js';
 import { localEmbedder } from './lib/embedder.js';
@@ -671,7 +671,7 @@ async function runPostgres(): Promise<void> {
       // What the hygiene job does on an install (the bench's servers run without it): owners past
       // OWNER_INDEX_POLICY get an HNSW index of their own.
       const ownIndexStarted = performance.now();
-      const ownIndexes = await maintainOwnerVectorIndexes(handle.db);
+      const ownIndexes = await maintainOwnerIndexes(handle.db);
       const ownIndexSeconds = (performance.now() - ownIndexStarted) / 1000;
       if (ownIndexes.created.length > 0) {
         await raw.unsafe('analyze memory_chunks');

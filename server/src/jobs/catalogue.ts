@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/client.js';
-import { maintainOwnerVectorIndexes } from '../db/queries/owner-vector-indexes.js';
+import { maintainOwnerIndexes } from '../db/queries/owner-indexes.js';
 import type { EventOutbox } from '../db/queries/events.js';
 import type { Logger } from '../logger.js';
 import type { EmbeddingProvider } from '../providers/embeddings/index.js';
@@ -94,9 +94,9 @@ export function jobCatalogue(deps: JobCatalogueDeps): ScheduledJobSpec[] {
           'memory hygiene ran',
         );
       }
-      const indexes = await maintainOwnerVectorIndexes(db);
+      const indexes = await maintainOwnerIndexes(db);
       if (indexes.created.length + indexes.dropped.length > 0)
-        logger.info(indexes, 'owner vector indexes maintained');
+        logger.info(indexes, 'owner indexes maintained');
     },
     'memory-retention': () =>
       drainRetention(

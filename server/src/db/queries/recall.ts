@@ -185,7 +185,7 @@ const recalledColumns = {
  * prefix-matched query word before it keeps the owner's. On a million memories the keyword
  * statements of both cost the same near 5,000 chunks (the vector scan stays cheaper, and exact,
  * well beyond); from that size an owner also earns an HNSW index of its own
- * (owner-vector-indexes.ts). Measured by bench/recall-branches.ts
+ * (owner-indexes.ts). Measured by bench/recall-branches.ts
  * (bench/results/scale-2026-12-07-quiet.md).
  */
 export const SCANNED_OWNER_CHUNKS = 5_000;

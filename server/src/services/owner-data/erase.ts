@@ -3,7 +3,7 @@ import type { ErasureReceipt, OwnerType } from '@mnemo/contract';
 import type { Writer } from '../../db/client.js';
 import { toEventRow } from '../../db/queries/events.js';
 import { eraseOwnerRows, latestErasure, type ErasedCounts } from '../../db/queries/owner-data.js';
-import { dropOwnerVectorIndexes } from '../../db/queries/owner-vector-indexes.js';
+import { dropOwnerIndexes } from '../../db/queries/owner-indexes.js';
 import { domainEvents } from '../../db/schema/index.js';
 import { DatabaseError } from '../../errors.js';
 import { fencedCommit } from '../deadline-fence.js';
@@ -61,7 +61,7 @@ export async function eraseOwner(
   await recordStorageFreed(db, workspaceId, outcome.bytes);
   // An index of the owner's own names the owner in its predicate; the hygiene job drops it too.
   if (!outcome.replayed)
-    await dropOwnerVectorIndexes(db, { workspaceId, ...owner }).catch(() => undefined);
+    await dropOwnerIndexes(db, { workspaceId, ...owner }).catch(() => undefined);
   return {
     receipt_id: outcome.event.id,
     owner_id: owner.ownerId,

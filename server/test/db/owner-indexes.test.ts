@@ -1,11 +1,12 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { executeRows } from '../../src/db/client.js';
 import {
-  maintainOwnerVectorIndexes,
+  maintainOwnerIndexes,
+  ownerKeywordIndexName,
   ownerVectorIndexName,
-} from '../../src/db/queries/owner-vector-indexes.js';
-import { vectorRecallQuery } from '../../src/db/queries/recall.js';
+} from '../../src/db/queries/owner-indexes.js';
+import { keywordRecallQuery, vectorRecallQuery } from '../../src/db/queries/recall.js';
 import { createWorkspace } from '../../src/db/queries/workspaces.js';
 import { memories, memoryChunks } from '../../src/db/schema/index.js';
 import { LocalEmbeddingProvider } from '../../src/providers/embeddings/local.js';
@@ -16,7 +17,7 @@ const POLICY = { minChunks: 200, maxShare: 0.25 };
 const LARGE = 300;
 const embedder = new LocalEmbeddingProvider();
 
-describeDb('vector indexes of large owners', () => {
+describeDb('indexes of large owners', () => {
   let db: TestDatabase;
   let workspaceId: string;
   const owner = (ownerId: string) => ({ workspaceId, ownerType: 'user', ownerId });
@@ -51,11 +52,20 @@ describeDb('vector indexes of large owners', () => {
         sql`select relname as name from pg_class where relkind = 'i' and relname like 'memory_chunks_owner_%' order by 1`,
       )
     ).map((row) => row.name);
-  const planOf = async (ownerId: string) => {
-    const query = vectorRecallQuery(db.db, owner(ownerId), embedder.embedOne('coffee'), 50);
-    const rows = await executeRows<Record<string, string>>(db.db, sql`explain ${query.getSQL()}`);
+  const explain = async (query: SQL) => {
+    const rows = await executeRows<Record<string, string>>(db.db, sql`explain ${query}`);
     return rows.map((row) => Object.values(row)[0]).join('\n');
   };
+  const planOf = (ownerId: string) =>
+    explain(vectorRecallQuery(db.db, owner(ownerId), embedder.embedOne('coffee'), 50).getSQL());
+  // The keyword statement reads the indexes for owners above the scanned size only: these owners
+  // are made to count as large.
+  const keywordPlanOf = (ownerId: string) =>
+    explain(
+      keywordRecallQuery(db.db, owner(ownerId), 'coffee hiking', 50, {
+        scannedOwnerChunks: 100,
+      }).getSQL(),
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -68,7 +78,7 @@ describeDb('vector indexes of large owners', () => {
   afterAll(async () => db?.close());
 
   it.runIf(testBackend() === 'pglite')('PGlite: no owner gets an index of its own', async () => {
-    expect(await maintainOwnerVectorIndexes(db.db, POLICY)).toEqual({ created: [], dropped: [] });
+    expect(await maintainOwnerIndexes(db.db, POLICY)).toEqual({ created: [], dropped: [] });
     expect(await indexes()).toEqual([]);
   });
 
@@ -77,15 +87,21 @@ describeDb('vector indexes of large owners', () => {
     async () => {
       const big = ownerVectorIndexName(owner('big'), 256);
       const quoted = ownerVectorIndexName(owner("o'big"), 256);
+      const bigWords = ownerKeywordIndexName(owner('big'));
+      const quotedWords = ownerKeywordIndexName(owner("o'big"));
+      const all = [big, quoted, bigWords, quotedWords].sort();
       // The small owners hold 150 chunks each: past the threshold's half (kept), short of it (not built).
-      const changes = await maintainOwnerVectorIndexes(db.db, POLICY);
-      expect(changes.created.sort()).toEqual([big, quoted].sort());
-      expect(await indexes()).toEqual([big, quoted].sort());
+      const changes = await maintainOwnerIndexes(db.db, POLICY);
+      expect(changes.created.sort()).toEqual(all);
+      expect(await indexes()).toEqual(all);
       expect(await planOf('big')).toContain(big);
       expect(await planOf("o'big")).toContain(quoted);
       expect(await planOf('small-1')).not.toMatch(/memory_chunks_owner_/);
+      expect(await keywordPlanOf('big')).toContain(bigWords);
+      expect(await keywordPlanOf("o'big")).toContain(quotedWords);
+      expect(await keywordPlanOf('small-1')).not.toMatch(/memory_chunks_owner_/);
       // Nothing to do the second time.
-      expect(await maintainOwnerVectorIndexes(db.db, POLICY)).toEqual({ created: [], dropped: [] });
+      expect(await maintainOwnerIndexes(db.db, POLICY)).toEqual({ created: [], dropped: [] });
       // Other indexes of the table are not its own to drop (the keyword index among them).
       const [keyword] = await executeRows<{ n: number }>(
         db.db,
@@ -95,16 +111,15 @@ describeDb('vector indexes of large owners', () => {
 
       // Erasure drops the erased owner's index at once (its predicate names the owner).
       await eraseOwner(db.db, workspaceId, { ownerId: 'big', ownerType: 'user' });
-      expect(await indexes()).toEqual([quoted]);
+      expect(await indexes()).toEqual([quoted, quotedWords].sort());
 
       // An owner that shrank below half the threshold loses its index at the next run.
       await db.db
         .delete(memories)
         .where(and(eq(memories.workspaceId, workspaceId), eq(memories.ownerId, "o'big")));
-      expect(await maintainOwnerVectorIndexes(db.db, POLICY)).toEqual({
-        created: [],
-        dropped: [quoted],
-      });
+      const shrank = await maintainOwnerIndexes(db.db, POLICY);
+      expect(shrank.created).toEqual([]);
+      expect(shrank.dropped.sort()).toEqual([quoted, quotedWords].sort());
       expect(await indexes()).toEqual([]);
     },
     60_000,
