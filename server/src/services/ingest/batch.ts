@@ -14,7 +14,8 @@ import { mergedResponse } from '../memory-write/evolve.js';
 import { assessedColumns } from '../memory-write/rows.js';
 import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse } from '../memory-write/dedupe.js';
 import { embed } from '../memory-write/embed.js';
-import { cosineSimilarity, toHalf } from '../../db/queries/vector.js';
+import { cosineOfHalves } from '../../db/queries/vector.js';
+import { halfVector, type HalfVector } from '../../db/schema/index.js';
 import { auditOf, claimOf } from '../memory-write/idempotency.js';
 import { extractAndPlan } from '../memory-write/insert.js';
 import { safetyOf } from '../memory-write/response.js';
@@ -55,7 +56,7 @@ interface Stored {
   contentHash: string;
   text: string;
   /** The first chunk's vector as stored (half precision); undefined without one. */
-  vector: number[] | undefined;
+  vector: HalfVector | undefined;
   chunkCount: number;
   holder: ClaimHolder;
   claimKeys: string[];
@@ -323,7 +324,7 @@ export async function writeBatch(
           storedBefore: false,
           contentHash: child.memory.contentHash,
           text: child.memory.text,
-          vector: vector ? halfPrecision(vector) : undefined,
+          vector: vector ? halfVector(vector) : undefined,
           chunkCount: child.chunks.length,
           claimKeys: child.memory.claimKeys ?? [],
           holder: {
@@ -513,7 +514,7 @@ function storedOf(write: PreparedWrite, id: string, vectors: number[][], live: b
     storedBefore: false,
     contentHash: write.contentHash,
     text: write.request.payload.text,
-    vector: first ? halfPrecision(first) : undefined,
+    vector: first ? halfVector(first) : undefined,
     chunkCount: write.chunks.length,
     claimKeys: assessment.claimKeys,
     holder: {
@@ -537,18 +538,16 @@ function nearestWithBatch(
   embedding: number[],
 ): NearestMemory[] {
   if (stored.length === 0) return fromDatabase;
-  const query = halfPrecision(embedding);
+  const query = halfVector(embedding);
   const fromBatch = stored
     .filter((s) => s.live && s.vector !== undefined)
     .map((s) => ({
       memoryId: s.id,
       text: s.text,
-      similarity: cosineSimilarity(query, s.vector!),
+      similarity: cosineOfHalves(query, s.vector!),
       chunkCount: s.chunkCount,
     }));
   return [...fromDatabase, ...fromBatch]
     .sort((a, b) => b.similarity - a.similarity)
     .slice(0, DEDUPE_CANDIDATES);
 }
-
-const halfPrecision = (vector: number[]): number[] => vector.map(toHalf);
