@@ -1,5 +1,6 @@
 import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
+import { TextReadings } from '../lifecycle/decide.js';
 import {
   batchLookups,
   BatchRaced,
@@ -160,6 +161,8 @@ export async function writeBatch(
     };
     let rows = 0;
     let aloneNext = false;
+    // The batch's texts come back as the nearest memories of its later items.
+    const readings = new TextReadings();
     for (const [index, write] of writes.entries()) {
       const found = lookups[index]!;
       const safety = safetyOf(write.request);
@@ -219,7 +222,7 @@ export async function writeBatch(
         0,
         CLAIM_HOLDERS,
       );
-      const decision = decideWrite(write, nearest, holders, deps.config.dedupe);
+      const decision = decideWrite(write, nearest, holders, deps.config.dedupe, readings);
       if (decision.kind === 'dedupe') {
         recordDuplicate(
           dedupedResponse(decision.memoryId, safety, decision.dedupeKind),
