@@ -81,9 +81,7 @@ describe('halfBits', () => {
     expect(halfVector(vector)).toBe(half);
     expect(half.literal.length).toBeLessThan(toVectorLiteral(vector).length / 2);
     const other = halfVector(stream(5, 384));
-    expect(cosineOfHalves(half, other)).toBe(
-      cosineSimilarity([...half.values], [...other.values]),
-    );
+    expect(cosineOfHalves(half, other)).toBe(cosineSimilarity([...half.values], [...other.values]));
   });
 });
 

@@ -2,14 +2,14 @@
  * Embeddings as a `halfvec` column holds them. pgvector reads each number of a vector's text with
  * `strtof` (single precision) and rounds that to half precision, ties to even; the text sent here
  * is the shortest that reads back as that same half, so PostgreSQL stores exactly what the full
- * decimals of the double gave, from a third of the characters. Each vector is converted once
+ * decimals of the double gave, from half the characters. Each vector is converted once
  * (cached by its array), whatever statements it is sent in or compared by.
  */
 
 /** A vector rounded as a `halfvec` stores it, with its text input and its squared norm. */
 export interface HalfVector {
   /** The stored numbers (half precision, held in doubles). */
-  values: Float64Array;
+  values: number[];
   /** Σ values[i]², summed in order (as `cosineSimilarity` sums it). */
   squaredNorm: number;
   /** pgvector's text input for the vector, e.g. `[0.1,-0.02502,0]`. */
@@ -33,25 +33,56 @@ export function halfvecLiteral(vector: readonly number[]): string {
   return halfVector(vector).literal;
 }
 
+/** pgvector's most dimensions (of `halfvec` too): the scratch space converts any vector. */
+const MAX_DIMENSION = 16_000;
+// Scratch space reused by every conversion: a typed array per vector is an allocation outside
+// the heap, and their garbage cost more than the conversion.
+const scratchSingles = new Float32Array(MAX_DIMENSION);
+const scratchSingleBits = new Uint32Array(scratchSingles.buffer);
+const scratchDoubles = new Float64Array(MAX_DIMENSION);
+const scratchDoubleWords = new Uint32Array(scratchDoubles.buffer);
+
 function convert(vector: readonly number[]): HalfVector {
-  const values = new Float64Array(vector.length);
-  const texts = new Array<string>(vector.length);
+  const length = vector.length;
+  if (length > MAX_DIMENSION) return convertEach(vector);
+  const values = new Array<number>(length);
+  // Joined once: concatenation would leave a chain of 2 × length strings for the heap to hold.
+  const texts = new Array<string>(length);
+  // Every number to single precision at once (ties to even), and each double's bits beside it.
+  scratchSingles.set(vector);
+  scratchDoubles.set(vector);
   let squaredNorm = 0;
-  for (let i = 0; i < vector.length; i += 1) {
+  for (let i = 0; i < length; i += 1) {
     const value = vector[i]!;
-    const bits = halfBits(value);
-    if (bits < 0 || readsAmbiguously(value)) {
-      // Out of range, not a number (pgvector refuses both, as it refuses their decimals), or a
-      // double halfway between two singles: the decimals themselves, read as they always were.
-      texts[i] = String(value);
-      values[i] = bits < 0 ? Math.fround(value) : HALF_VALUES[bits]!;
+    // String(-0) is "0".
+    const bits = value === 0 ? 0 : halfOfSingle(scratchSingleBits[i]!);
+    let text: string;
+    let half: number;
+    if (bits < 0 || (scratchDoubleWords[2 * i + LOW_WORD]! & 0x1fffffff) === 0x10000000) {
+      // Out of range or not a number (pgvector refuses both, as it refuses their decimals), or
+      // perhaps halfway between two singles: the decimals themselves, read as they always were.
+      text = String(value);
+      half = bits < 0 ? Math.fround(value) : HALF_VALUES[halfBits(value)]!;
     } else {
-      texts[i] = halfText(bits);
-      values[i] = HALF_VALUES[bits]!;
+      text = halfText(bits);
+      half = HALF_VALUES[bits]!;
     }
-    squaredNorm += values[i]! * values[i]!;
+    values[i] = half;
+    texts[i] = text;
+    squaredNorm += half * half;
   }
   return { values, squaredNorm, literal: `[${texts.join(',')}]` };
+}
+
+/** A vector longer than pgvector takes (refused there): converted number by number. */
+function convertEach(vector: readonly number[]): HalfVector {
+  const values = vector.map((value) => {
+    const bits = halfBits(value);
+    return bits < 0 ? Math.fround(value) : HALF_VALUES[bits]!;
+  });
+  let squaredNorm = 0;
+  for (const value of values) squaredNorm += value * value;
+  return { values, squaredNorm, literal: `[${vector.join(',')}]` };
 }
 
 const single = new Float32Array(1);
@@ -157,11 +188,12 @@ const HALF_VALUES = (() => {
 /** The value of a half's bits. */
 export const halfValue = (bits: number): number => HALF_VALUES[bits]!;
 
-const HALF_TEXTS = new Array<string | undefined>(0x10000);
+/** Each half's text once worked out ('' until then; filled, so its elements stay fast). */
+const HALF_TEXTS: string[] = Array.from({ length: 0x10000 }, () => '');
 
 function halfText(bits: number): string {
-  let text = HALF_TEXTS[bits];
-  if (text === undefined) {
+  let text = HALF_TEXTS[bits]!;
+  if (text === '') {
     text = shortestText(bits);
     HALF_TEXTS[bits] = text;
   }
