@@ -43,7 +43,7 @@ export interface BatchOutcome {
 }
 
 /** A memory the batch stores, as the lookups of its later items would have found it. */
-interface Stored {
+export interface Stored {
   id: string;
   /** False once superseded by a later item, or stored as history: no longer a live memory. */
   live: boolean;
@@ -535,13 +535,46 @@ function storedOf(write: PreparedWrite, id: string, vectors: number[][], live: b
  * The nearest memories of a write: the stored ones the lookup found, and the batch's earlier
  * live memories, compared as the database compares them (half-precision vectors, cosine).
  */
-function nearestWithBatch(
+export function nearestWithBatch(
   fromDatabase: NearestMemory[],
   stored: readonly Stored[],
   embedding: number[],
 ): NearestMemory[] {
   if (stored.length === 0) return fromDatabase;
   const query = halfVector(embedding);
+  // The first DEDUPE_CANDIDATES of the list sorted by similarity (a stable sort: ties keep the
+  // list's order), kept as the list goes by instead of sorting all of it.
+  const nearest: NearestMemory[] = [];
+  const consider = (candidate: NearestMemory): boolean => {
+    if (Number.isNaN(candidate.similarity)) return false;
+    let at = nearest.length;
+    while (at > 0 && nearest[at - 1]!.similarity < candidate.similarity) at -= 1;
+    if (at < DEDUPE_CANDIDATES) {
+      nearest.splice(at, 0, candidate);
+      if (nearest.length > DEDUPE_CANDIDATES) nearest.pop();
+    }
+    return true;
+  };
+  for (const memory of fromDatabase)
+    if (!consider(memory)) return sortedNearest(fromDatabase, stored, query);
+  for (const s of stored) {
+    if (!s.live || s.vector === undefined) continue;
+    const similarity = cosineOfHalves(query, s.vector);
+    const last = nearest[DEDUPE_CANDIDATES - 1];
+    // Not nearer than the last kept: a stable sort would put it after.
+    if (last && similarity <= last.similarity) continue;
+    const candidate = { memoryId: s.id, text: s.text, similarity, chunkCount: s.chunkCount };
+    if (!consider(candidate)) return sortedNearest(fromDatabase, stored, query);
+  }
+  return nearest;
+}
+
+/** {@link nearestWithBatch} by sorting the whole list: what it does when a similarity is NaN. */
+function sortedNearest(
+  fromDatabase: NearestMemory[],
+  stored: readonly Stored[],
+  query: HalfVector,
+): NearestMemory[] {
   const fromBatch = stored
     .filter((s) => s.live && s.vector !== undefined)
     .map((s) => ({
