@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi, type MockInstance } from 'vitest';
 import type { ConversationIngestPayload } from '@mnemo/contract';
 import { conversationItems } from '../../src/services/ingest/conversation.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
