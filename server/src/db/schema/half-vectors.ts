@@ -62,7 +62,8 @@ function convert(vector: readonly number[]): HalfVector {
       // Out of range or not a number (pgvector refuses both, as it refuses their decimals), or
       // perhaps halfway between two singles: the decimals themselves, read as they always were.
       text = String(value);
-      half = bits < 0 ? Math.fround(value) : HALF_VALUES[halfBits(value)]!;
+      const read = bits < 0 ? -1 : halfBits(value);
+      half = read < 0 ? Math.fround(value) : HALF_VALUES[read]!;
     } else {
       text = halfText(bits);
       half = HALF_VALUES[bits]!;
