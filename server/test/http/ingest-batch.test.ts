@@ -1,9 +1,8 @@
 import request from 'supertest';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi, type MockInstance } from 'vitest';
 import type { ConversationIngestPayload } from '@mnemo/contract';
 import { conversationItems } from '../../src/services/ingest/conversation.js';
-import { toHalf } from '../../src/db/queries/vector.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { describeDb } from '../support/db.js';
 
@@ -354,16 +353,4 @@ describeDb('batched ingest', () => {
       usage,
     };
   }
-});
-
-describe('toHalf', () => {
-  it('rounds to the nearest half-precision value, ties to even', () => {
-    expect(toHalf(1)).toBe(1);
-    expect(toHalf(1 + 2 ** -11)).toBe(1); // a tie: to the even neighbour
-    expect(toHalf(1 + 3 * 2 ** -11)).toBe(1 + 2 ** -9);
-    expect(toHalf(0.1)).toBeCloseTo(0.0999755859375, 12);
-    expect(toHalf(-0.3333)).toBeCloseTo(-0.333251953125, 12);
-    expect(toHalf(1e-7)).toBe(2 ** -24 * Math.round(1e-7 / 2 ** -24));
-    expect(toHalf(70000)).toBe(Infinity);
-  });
 });

@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../client.js';
-import { toVectorLiteral } from '../schema/index.js';
+import { halfvecLiteral } from '../schema/index.js';
 import { eventRecords, insertEventsFromJson, type DomainEvent } from './events.js';
 import {
   childChunkRecords,
@@ -79,7 +79,7 @@ export async function batchLookups(
         content_hash: item.contentHash,
         idempotency_key: item.idempotencyKey,
         claim_keys: item.claimKeys,
-        embedding: item.embedding ? toVectorLiteral(item.embedding) : null,
+        embedding: item.embedding ? halfvecLiteral(item.embedding) : null,
       })),
     ),
     limit: nearestLimit,
@@ -331,7 +331,7 @@ function batchParams(batch: BatchWrite): BatchInsertParams {
         memory_id: memory.id,
         chunk_index: index,
         text,
-        embedding: vector ? toVectorLiteral(vector) : null,
+        embedding: vector ? halfvecLiteral(vector) : null,
         provider: write.chunks.provider,
         dimension: write.chunks.dimension,
         version: write.chunks.version,
@@ -452,7 +452,7 @@ function applyMerges(
         memory_id: id,
         chunk_index: index,
         text,
-        embedding: vector ? toVectorLiteral(vector) : null,
+        embedding: vector ? halfvecLiteral(vector) : null,
         provider: merge.chunks.provider,
         dimension: merge.chunks.dimension,
         version: merge.chunks.version,

@@ -5,7 +5,7 @@ import {
   type MemoryClaim,
   type NewMemory,
   type NewMemoryChunk,
-  toVectorLiteral,
+  halfvecLiteral,
 } from '../schema/index.js';
 import { lostAnswer } from '../faults.js';
 import type { ClaimHolder } from './claims.js';
@@ -103,7 +103,7 @@ export async function findNearestLiveMemories(
   }
   const rows = await statement.read<Record<string, unknown> & NearestRow>(db, {
     ...spaceParams(space),
-    embedding: toVectorLiteral(embedding),
+    embedding: halfvecLiteral(embedding),
     limit,
   });
   return rows.map(nearestMemory);
@@ -205,7 +205,7 @@ export async function writeLookups(
   const [row] = await lookupStatement(nearest?.embedding.length ?? 0).read<LookupRow>(db, {
     ...spaceParams(space),
     ...rest,
-    embedding: nearest ? toVectorLiteral(nearest.embedding) : null,
+    embedding: nearest ? halfvecLiteral(nearest.embedding) : null,
     limit: nearest?.limit ?? 0,
   });
   if (!row) throw lostAnswer('write lookups');
@@ -668,7 +668,7 @@ function insertParams(input: NewMemoryWrite): InsertParams {
       chunks.texts.map((text, index) => ({
         chunk_index: index,
         text,
-        embedding: chunks.vectors[index] ? toVectorLiteral(chunks.vectors[index]) : null,
+        embedding: chunks.vectors[index] ? halfvecLiteral(chunks.vectors[index]) : null,
       })),
     ),
     embeddingProvider: chunks.provider,
@@ -699,7 +699,7 @@ export function childChunkRecords(child: ChildMemoryWrite): ChunkRecord[] {
     memory_id: child.memory.id,
     chunk_index: chunk.chunkIndex,
     text: chunk.text,
-    embedding: chunk.embedding ? toVectorLiteral(chunk.embedding) : null,
+    embedding: chunk.embedding ? halfvecLiteral(chunk.embedding) : null,
     provider: chunk.embeddingProvider ?? null,
     dimension: chunk.embeddingDimension ?? null,
     version: chunk.embeddingVersion ?? null,

@@ -1,6 +1,6 @@
 import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
-import { memoryChunks, toVectorLiteral } from '../schema/index.js';
+import { type HalfVector, memoryChunks, toVectorLiteral } from '../schema/index.js';
 
 /** pgvector's limit for `halfvec(N)` (and far above any embedding model). */
 export const MAX_EMBEDDING_DIMENSION = 16_000;
@@ -63,18 +63,15 @@ export function cosineSimilarity(a: readonly number[], b: readonly number[]): nu
   return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
 }
 
-/** The nearest IEEE half-precision value (ties to even), as `halfvec` stores a number. */
-export function toHalf(value: number): number {
-  if (!Number.isFinite(value) || value === 0) return value;
-  const magnitude = Math.abs(value);
-  if (magnitude >= 65520) return Math.sign(value) * Infinity;
-  // Below the smallest normal half the step is fixed: 2^-24.
-  let exponent = Math.max(Math.floor(Math.log2(magnitude)), -14);
-  if (2 ** exponent > magnitude) exponent -= 1;
-  else if (2 ** (exponent + 1) <= magnitude) exponent += 1;
-  const step = 2 ** (Math.max(exponent, -14) - 10);
-  const scaled = magnitude / step;
-  let rounded = Math.round(scaled);
-  if (rounded - scaled === 0.5 && rounded % 2 === 1) rounded -= 1;
-  return Math.sign(value) * rounded * step;
+/**
+ * {@link cosineSimilarity} of two vectors as a `halfvec` stores them, from their squared norms
+ * summed once: the same sums in the same order, so the same number.
+ */
+export function cosineOfHalves(a: HalfVector, b: HalfVector): number {
+  const x = a.values;
+  const y = b.values;
+  let dot = 0;
+  for (let i = 0; i < x.length; i += 1) dot += x[i]! * y[i]!;
+  if (a.squaredNorm === 0 || b.squaredNorm === 0) return Number.NaN;
+  return Math.max(-1, Math.min(1, dot / Math.sqrt(a.squaredNorm * b.squaredNorm)));
 }

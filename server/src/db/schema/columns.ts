@@ -1,4 +1,5 @@
 import { customType, timestamp } from 'drizzle-orm/pg-core';
+import { halfvecLiteral } from './half-vectors.js';
 
 /** `created_at timestamptz not null default now()`, shared by every table. */
 export const createdAt = () =>
@@ -26,7 +27,7 @@ export const halfvec = customType<{ data: number[]; driverData: string }>({
     return 'halfvec';
   },
   toDriver(value) {
-    return toVectorLiteral(value);
+    return halfvecLiteral(value);
   },
   fromDriver(value) {
     return parseVectorLiteral(value);

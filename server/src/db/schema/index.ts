@@ -6,6 +6,7 @@ export * from './memory-chunks.js';
 export * from './memory-links.js';
 export * from './audit-log.js';
 export { parseVectorLiteral, toVectorLiteral } from './columns.js';
+export { halfVector, halfvecLiteral, type HalfVector } from './half-vectors.js';
 export * from './idempotency-records.js';
 export * from './learning-signals.js';
 export * from './saved-searches.js';

@@ -1,5 +1,6 @@
 import type { MemoryInsertPayload, MemoryInsertResponse } from '@mnemo/contract';
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
+import { TextReadings } from '../lifecycle/decide.js';
 import {
   batchLookups,
   BatchRaced,
@@ -14,7 +15,8 @@ import { mergedResponse } from '../memory-write/evolve.js';
 import { assessedColumns } from '../memory-write/rows.js';
 import { DEDUPE_CANDIDATES, decideWrite, dedupedResponse } from '../memory-write/dedupe.js';
 import { embed } from '../memory-write/embed.js';
-import { cosineSimilarity, toHalf } from '../../db/queries/vector.js';
+import { cosineOfHalves } from '../../db/queries/vector.js';
+import { halfVector, type HalfVector } from '../../db/schema/index.js';
 import { auditOf, claimOf } from '../memory-write/idempotency.js';
 import { extractAndPlan } from '../memory-write/insert.js';
 import { safetyOf } from '../memory-write/response.js';
@@ -41,7 +43,7 @@ export interface BatchOutcome {
 }
 
 /** A memory the batch stores, as the lookups of its later items would have found it. */
-interface Stored {
+export interface Stored {
   id: string;
   /** False once superseded by a later item, or stored as history: no longer a live memory. */
   live: boolean;
@@ -55,7 +57,7 @@ interface Stored {
   contentHash: string;
   text: string;
   /** The first chunk's vector as stored (half precision); undefined without one. */
-  vector: number[] | undefined;
+  vector: HalfVector | undefined;
   chunkCount: number;
   holder: ClaimHolder;
   claimKeys: string[];
@@ -159,6 +161,8 @@ export async function writeBatch(
     };
     let rows = 0;
     let aloneNext = false;
+    // The batch's texts come back as the nearest memories of its later items.
+    const readings = new TextReadings();
     for (const [index, write] of writes.entries()) {
       const found = lookups[index]!;
       const safety = safetyOf(write.request);
@@ -218,7 +222,7 @@ export async function writeBatch(
         0,
         CLAIM_HOLDERS,
       );
-      const decision = decideWrite(write, nearest, holders, deps.config.dedupe);
+      const decision = decideWrite(write, nearest, holders, deps.config.dedupe, readings);
       if (decision.kind === 'dedupe') {
         recordDuplicate(
           dedupedResponse(decision.memoryId, safety, decision.dedupeKind),
@@ -323,7 +327,7 @@ export async function writeBatch(
           storedBefore: false,
           contentHash: child.memory.contentHash,
           text: child.memory.text,
-          vector: vector ? halfPrecision(vector) : undefined,
+          vector: vector ? halfVector(vector) : undefined,
           chunkCount: child.chunks.length,
           claimKeys: child.memory.claimKeys ?? [],
           holder: {
@@ -513,7 +517,7 @@ function storedOf(write: PreparedWrite, id: string, vectors: number[][], live: b
     storedBefore: false,
     contentHash: write.contentHash,
     text: write.request.payload.text,
-    vector: first ? halfPrecision(first) : undefined,
+    vector: first ? halfVector(first) : undefined,
     chunkCount: write.chunks.length,
     claimKeys: assessment.claimKeys,
     holder: {
@@ -531,24 +535,55 @@ function storedOf(write: PreparedWrite, id: string, vectors: number[][], live: b
  * The nearest memories of a write: the stored ones the lookup found, and the batch's earlier
  * live memories, compared as the database compares them (half-precision vectors, cosine).
  */
-function nearestWithBatch(
+export function nearestWithBatch(
   fromDatabase: NearestMemory[],
   stored: readonly Stored[],
   embedding: number[],
 ): NearestMemory[] {
   if (stored.length === 0) return fromDatabase;
-  const query = halfPrecision(embedding);
+  const query = halfVector(embedding);
+  // The first DEDUPE_CANDIDATES of the list sorted by similarity (a stable sort: ties keep the
+  // list's order), kept as the list goes by instead of sorting all of it.
+  const nearest: NearestMemory[] = [];
+  const consider = (candidate: NearestMemory): boolean => {
+    if (Number.isNaN(candidate.similarity)) return false;
+    let at = nearest.length;
+    while (at > 0 && nearest[at - 1]!.similarity < candidate.similarity) at -= 1;
+    if (at < DEDUPE_CANDIDATES) {
+      nearest.splice(at, 0, candidate);
+      if (nearest.length > DEDUPE_CANDIDATES) nearest.pop();
+    }
+    return true;
+  };
+  for (const memory of fromDatabase)
+    if (!consider(memory)) return sortedNearest(fromDatabase, stored, query);
+  for (const s of stored) {
+    if (!s.live || s.vector === undefined) continue;
+    const similarity = cosineOfHalves(query, s.vector);
+    const last = nearest[DEDUPE_CANDIDATES - 1];
+    // Not nearer than the last kept: a stable sort would put it after.
+    if (last && similarity <= last.similarity) continue;
+    const candidate = { memoryId: s.id, text: s.text, similarity, chunkCount: s.chunkCount };
+    if (!consider(candidate)) return sortedNearest(fromDatabase, stored, query);
+  }
+  return nearest;
+}
+
+/** {@link nearestWithBatch} by sorting the whole list: what it does when a similarity is NaN. */
+function sortedNearest(
+  fromDatabase: NearestMemory[],
+  stored: readonly Stored[],
+  query: HalfVector,
+): NearestMemory[] {
   const fromBatch = stored
     .filter((s) => s.live && s.vector !== undefined)
     .map((s) => ({
       memoryId: s.id,
       text: s.text,
-      similarity: cosineSimilarity(query, s.vector!),
+      similarity: cosineOfHalves(query, s.vector!),
       chunkCount: s.chunkCount,
     }));
   return [...fromDatabase, ...fromBatch]
     .sort((a, b) => b.similarity - a.similarity)
     .slice(0, DEDUPE_CANDIDATES);
 }
-
-const halfPrecision = (vector: number[]): number[] => vector.map(toHalf);

@@ -1,6 +1,7 @@
 import type { ClaimHolder } from '../../db/queries/lifecycle.js';
 import type { NearestMemory } from '../../db/queries/memory-writes.js';
-import { lexicalSimilarity } from '../../text/canonical.js';
+import { shingleSimilarity, wordShingles } from '../../text/canonical.js';
+import type { TextLanguage } from '../../text/language.js';
 import { words } from '../../text/tokens.js';
 import { claimKey, isReportedSpeech, type Claim } from './analysis.js';
 import type { MemoryAssessment } from './intelligence.js';
@@ -39,6 +40,64 @@ export interface DecisionInput {
   nearest: NearestMemory[];
   claimHolders: ClaimHolder[];
   thresholds: { nearThreshold: number; semanticThreshold: number };
+  /** What the rules read of the texts, kept across decisions (a batch's); default: this one's. */
+  readings?: TextReadings;
+}
+
+/**
+ * What the rules read of texts (word shingles, values, content stems, reported speech), each
+ * worked out once per text: a batch compares each of its texts with several later writes, and a
+ * decision compares its own text with each candidate.
+ */
+export class TextReadings {
+  private readonly shingles = new Map<string, Set<string>>();
+  private readonly values = new Map<string, Set<string>>();
+  private readonly stems = new Map<string, Set<string>>();
+  private readonly reported = new Map<string, boolean>();
+
+  /** Jaccard similarity of the two texts' words and word pairs, as `lexicalSimilarity`. */
+  lexicalSimilarity(a: string, b: string): number {
+    return shingleSimilarity(this.shinglesOf(a), this.shinglesOf(b));
+  }
+
+  /** The tokens with a digit: numbers, codes, dates, versions, amounts. */
+  valuesOf(text: string): Set<string> {
+    let found = this.values.get(text);
+    if (!found) {
+      found = new Set(words(text).filter((word) => /\p{N}/u.test(word)));
+      this.values.set(text, found);
+    }
+    return found;
+  }
+
+  contentStemsOf(text: string, language: TextLanguage): Set<string> {
+    const key = `${language.code}:${text}`;
+    let found = this.stems.get(key);
+    if (!found) {
+      found = new Set(language.contentStems(text));
+      this.stems.set(key, found);
+    }
+    return found;
+  }
+
+  isReportedSpeech(text: string, language: TextLanguage): boolean {
+    const key = `${language.code}:${text}`;
+    let found = this.reported.get(key);
+    if (found === undefined) {
+      found = isReportedSpeech(text, language);
+      this.reported.set(key, found);
+    }
+    return found;
+  }
+
+  private shinglesOf(text: string): Set<string> {
+    let found = this.shingles.get(text);
+    if (!found) {
+      found = wordShingles(text);
+      this.shingles.set(text, found);
+    }
+    return found;
+  }
 }
 
 function coverage(of: Set<string>, by: Set<string>): number {
@@ -46,11 +105,6 @@ function coverage(of: Set<string>, by: Set<string>): number {
   let found = 0;
   for (const stem of of) if (by.has(stem)) found += 1;
   return found / of.size;
-}
-
-/** The tokens with a digit: numbers, codes, dates, versions, amounts. */
-function values(text: string): Set<string> {
-  return new Set(words(text).filter((word) => /\p{N}/u.test(word)));
 }
 
 function sameSet(a: Set<string>, b: Set<string>): boolean {
@@ -100,10 +154,11 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
   const { differing, restating } = conflicts(input.assessment.claims, input.claimHolders);
   const contradicted = new Set(differing.map((conflict) => conflict.holder.id));
   const { nearThreshold, semanticThreshold } = input.thresholds;
+  const readings = input.readings ?? new TextReadings();
 
   for (const candidate of input.nearest) {
     if (contradicted.has(candidate.memoryId)) continue;
-    if (lexicalSimilarity(input.text, candidate.text) >= nearThreshold) {
+    if (readings.lexicalSimilarity(input.text, candidate.text) >= nearThreshold) {
       return {
         kind: 'dedupe',
         memoryId: candidate.memoryId,
@@ -116,12 +171,12 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
   // Embeddings barely tell "code 4821" from "code 9930" (a neural model's sentence vectors
   // hardly move with a number; the local word vectors do not know such tokens at all), so the
   // cosine alone would merge two facts that differ only in their value.
-  const myValues = values(input.text);
+  const myValues = readings.valuesOf(input.text);
   const best = input.nearest.find(
     (candidate) =>
       candidate.chunkCount === 1 &&
       !contradicted.has(candidate.memoryId) &&
-      sameSet(values(candidate.text), myValues),
+      sameSet(readings.valuesOf(candidate.text), myValues),
   );
   if (
     input.chunkCount === 1 &&
@@ -167,7 +222,7 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
       (candidate) =>
         !restating.has(candidate.memoryId) &&
         (candidate.similarity >= CORRECTION_MIN_SIMILARITY ||
-          lexicalSimilarity(input.text, candidate.text) >= CORRECTION_MIN_SIMILARITY),
+          readings.lexicalSimilarity(input.text, candidate.text) >= CORRECTION_MIN_SIMILARITY),
     );
     if (target)
       supersede.push({
@@ -183,11 +238,11 @@ export function decideLifecycle(input: DecisionInput): LifecycleDecision {
   // one speaker shares the speaker's name).
   // Both texts are read by the new text's language: the one whose words decide what it says.
   const { language } = input.assessment;
-  if (isReportedSpeech(input.text, language)) return { kind: 'insert', supersede: [] };
-  const mine = new Set(language.contentStems(input.text));
+  if (readings.isReportedSpeech(input.text, language)) return { kind: 'insert', supersede: [] };
+  const mine = readings.contentStemsOf(input.text, language);
   for (const candidate of input.nearest) {
-    if (candidate.chunkCount !== 1 || isReportedSpeech(candidate.text, language)) continue;
-    const theirs = new Set(language.contentStems(candidate.text));
+    if (candidate.chunkCount !== 1 || readings.isReportedSpeech(candidate.text, language)) continue;
+    const theirs = readings.contentStemsOf(candidate.text, language);
     if (theirs.size >= 2 && coverage(theirs, mine) >= 0.8 && mine.size >= theirs.size + 2) {
       return { kind: 'merge', memoryId: candidate.memoryId, previousText: candidate.text };
     }

@@ -6,6 +6,7 @@ import {
   decideLifecycle,
   type DecisionInput,
   type LifecycleDecision,
+  type TextReadings,
 } from '../lifecycle/decide.js';
 import { auditOf, claimOf, replayWinner } from './idempotency.js';
 import { notExtracted } from './response.js';
@@ -24,8 +25,10 @@ export function decideWrite(
   nearest: NearestMemory[],
   claimHolders: ClaimHolder[],
   thresholds: DecisionInput['thresholds'],
+  readings?: TextReadings,
 ): LifecycleDecision {
   return decideLifecycle({
+    ...(readings ? { readings } : {}),
     text: write.request.payload.text,
     memoryType: write.memoryType,
     chunkCount: write.chunks.length,
